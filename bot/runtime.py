@@ -1,0 +1,110 @@
+"""The composition root: builds the store, the source catalog and (later) the flow from one `Settings`.
+
+The CLI and `sleuth serve` build one `Runtime`; nothing else reads settings or wires objects together.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sqlalchemy import Engine
+
+from bot.settings import Settings
+from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
+from connectors.catalog import SourceCatalog
+from connectors.database import make_engine
+from connectors.knowledge.embedder import Embedder, build_embedder
+from connectors.knowledge.store import KnowledgeStore
+from graph_flows.flow import Investigator, build_flow, sqlite_checkpointer
+from graph_flows.gaplog import GapLog
+from graph_flows.reasoners.base import Reasoner
+from graph_flows.reasoners.offline import OfflineReasoner
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SOURCE = "acme"
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    _connectors: dict[str, Connector] = field(default_factory=dict)
+
+    @cached_property
+    def engine(self) -> Engine:
+        return make_engine(self.settings.db_url)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        cfg = self.settings.embedder
+        options: dict[str, object] = {}
+        if cfg.kind == "openai":
+            options = {
+                "base_url": cfg.base_url,
+                "model": cfg.model,
+                "api_key": cfg.api_key.get_secret_value() if cfg.api_key else None,
+            }
+        return build_embedder(cfg.kind, **options)
+
+    @cached_property
+    def store(self) -> KnowledgeStore:
+        from connectors.knowledge.chunks import ChunkVectors
+
+        vectors = ChunkVectors(self.embedder, path=self.settings.chroma_path, url=self.settings.chroma_url)
+        return KnowledgeStore(self.engine, vectors)
+
+    @cached_property
+    def catalog(self) -> SourceCatalog:
+        catalog = SourceCatalog(self.engine)
+        if not catalog.entries() and self.settings.examples_dir.is_dir():
+            catalog.add(
+                DEFAULT_SOURCE, "folder", {"path": str(self.settings.examples_dir)}, added_by="default"
+            )
+        return catalog
+
+    @cached_property
+    def reasoner(self) -> Reasoner:
+        if self.settings.llm_model:  # SLEUTH_LLM_MODEL set -> the LLM reasoner (offline fallback per step)
+            from graph_flows.reasoners.llm import build_reasoner
+
+            return build_reasoner(self.settings)
+        return OfflineReasoner()
+
+    @cached_property
+    def gap_log(self) -> GapLog:
+        return GapLog(self.settings.data_dir / "gaps")
+
+    @cached_property
+    def investigator(self) -> Investigator:
+        flow = build_flow(
+            self.store,
+            self.reasoner,
+            self.settings.flow,
+            checkpointer=sqlite_checkpointer(self.settings.data_dir / "threads.db"),
+            gap_log=self.gap_log,
+        )
+        return Investigator(flow=flow, flow_settings=self.settings.flow)
+
+    def connector(self, name: str) -> Connector:
+        if name not in self._connectors:
+            entry = self.catalog.get(name)
+            if entry is None:
+                raise KeyError(name)
+            self._connectors[name] = self.catalog.connector(entry)
+        return self._connectors[name]
+
+    def connectors(self) -> list[Connector]:
+        return [self.connector(e.name) for e in self.catalog.entries()]
+
+    def principals_for_email(self, email: str) -> frozenset[str]:
+        """Principals of a verified email on sources that trust the directory (auth kind "none").
+
+        Sources that need OAuth contribute only through a linked identity (bot.identity), never from here.
+        """
+        found = {PUBLIC, user_principal(email)}
+        for connector in self.connectors():
+            if connector.auth_kind == "none":
+                found |= connector.principals(LinkedIdentity(source=connector.name, account=email))
+        return frozenset(found)

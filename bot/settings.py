@@ -1,0 +1,62 @@
+"""All configuration: `SLEUTH_*` environment variables and an optional `.env`. Built once by the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from connectors.database import sqlite_url
+from graph_flows.config import FlowConfig
+
+DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
+
+
+class EmbedderConfig(BaseModel):
+    kind: Literal["minilm", "hash", "openai"] = "minilm"
+    base_url: str | None = None  # OpenAI-compatible embeddings endpoint (kind=openai)
+    model: str | None = None
+    api_key: SecretStr | None = None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="SLEUTH_", env_file=".env", env_nested_delimiter="__", extra="forbid"
+    )
+
+    data_dir: Path = Path(".sleuth")
+    database_url: str | None = None  # unset -> SQLite file in data_dir
+    chroma_url: str | None = None  # unset -> embedded PersistentClient in data_dir/chroma
+    embedder: EmbedderConfig = EmbedderConfig()
+    examples_dir: Path = DEFAULT_EXAMPLES  # the embedded default source when no source is configured
+    flow: FlowConfig = FlowConfig()
+
+    # Slack
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None  # set -> Socket Mode
+    slack_signing_secret: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    answer_bots: bool = False  # answer other bots' messages
+    admin_users: list[str] = Field(default_factory=list)  # Slack user ids with admin rights in Sleuth
+    public_url: str = "http://127.0.0.1:3000"  # where Slack and OAuth providers reach `sleuth serve`
+    host: str = "127.0.0.1"
+    port: int = 3000
+
+    # Identity
+    vault_key: SecretStr | None = None  # Fernet key(s), comma-separated for rotation
+    production: bool = False  # refuse insecure defaults (no vault key)
+
+    # LLM reasoner (unset -> offline rule reasoner)
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or sqlite_url(self.data_dir)
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.data_dir / "chroma"

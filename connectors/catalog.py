@@ -1,0 +1,103 @@
+"""The configured sources: kind, name, validated config, sync interval. Admins add them from Slack or the CLI.
+
+Secrets never live here: a connector config's `SecretStr` fields are stored in the token vault by the caller and
+referenced by name. With no source configured, the embedded default (a folder source on the examples) is used.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    delete,
+    insert,
+    select,
+)
+
+from connectors.base import Connector
+from connectors.registry import build_connector, connector_classes
+
+catalog_metadata = MetaData()
+
+sources = Table(
+    "sources",
+    catalog_metadata,
+    Column("name", String, primary_key=True),
+    Column("kind", String, nullable=False),
+    Column("config_json", Text, nullable=False),
+    Column("interval_s", Integer, nullable=False, default=3600),
+    Column("added_by", String, nullable=False, default=""),
+    Column("added_at", DateTime(timezone=True), nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    name: str
+    kind: str
+    config: dict[str, Any]
+    interval_s: int
+    added_by: str
+
+
+class DuplicateSource(ValueError):
+    pass
+
+
+class SourceCatalog:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        catalog_metadata.create_all(engine)
+
+    def add(
+        self, name: str, kind: str, config: dict[str, Any], *, interval_s: int = 3600, added_by: str = ""
+    ) -> SourceEntry:
+        if not name or not name.replace("-", "").replace("_", "").isalnum():
+            raise ValueError("a source name is letters, digits, '-' or '_'")
+        classes = connector_classes()
+        if kind not in classes:
+            raise ValueError(f"unknown source kind {kind!r}; installed: {', '.join(sorted(classes))}")
+        parsed = classes[kind].config_model.model_validate(config)  # fail early, with the model's message
+        plain = json.loads(parsed.model_dump_json())
+        with self.engine.begin() as conn:
+            if conn.execute(select(sources.c.name).where(sources.c.name == name)).first():
+                raise DuplicateSource(f"a source named {name!r} exists")
+            conn.execute(
+                insert(sources).values(
+                    name=name,
+                    kind=kind,
+                    config_json=json.dumps(plain),
+                    interval_s=interval_s,
+                    added_by=added_by,
+                    added_at=datetime.now(UTC),
+                )
+            )
+        return SourceEntry(name, kind, plain, interval_s, added_by)
+
+    def remove(self, name: str) -> bool:
+        with self.engine.begin() as conn:
+            return bool(conn.execute(delete(sources).where(sources.c.name == name)).rowcount)
+
+    def entries(self) -> list[SourceEntry]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(sources).order_by(sources.c.name)).all()
+        return [
+            SourceEntry(r.name, r.kind, json.loads(r.config_json), r.interval_s, r.added_by) for r in rows
+        ]
+
+    def get(self, name: str) -> SourceEntry | None:
+        return next((e for e in self.entries() if e.name == name), None)
+
+    def connector(self, entry: SourceEntry, **extra: Any) -> Connector:
+        return build_connector(entry.kind, entry.name, entry.config, **extra)

@@ -1,0 +1,31 @@
+"""One SQLAlchemy engine factory for every table Sleuth keeps (SQLite file by default, PostgreSQL by URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+
+
+def make_engine(url: str) -> Engine:
+    """Builds an engine; SQLite gets WAL and a busy timeout so several processes can share the file."""
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def sqlite_url(data_dir: Path) -> str:
+    return f"sqlite:///{(data_dir / 'sleuth.db').resolve()}"

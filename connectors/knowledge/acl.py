@@ -1,0 +1,44 @@
+"""The one place that decides who may see what. Every read path of the store goes through these.
+
+A document is visible when its ACL shares at least one principal with the caller's set. An empty ACL means
+nobody, never everybody. Derived content (an edge, an alias, a cached summary) is visible only when every
+document it came from is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Select, select
+
+from connectors.knowledge.tables import doc_acl
+
+
+def can_see(principals: Iterable[str], acl: Iterable[str]) -> bool:
+    return not set(principals).isdisjoint(acl)
+
+
+def can_see_all(principals: Iterable[str], acls: Iterable[Iterable[str]]) -> bool:
+    """Derived content: visible only if every one of its sources is."""
+    held = set(principals)
+    return all(not held.isdisjoint(acl) for acl in acls)
+
+
+def chroma_where(principals: Iterable[str]) -> dict[str, Any]:
+    """Chroma filter on the list-valued `acl` metadata.
+
+    `$contains` is the only operator that matches inside a list field; `$in` or equality on a list silently
+    match nothing. One principal needs a bare `$contains` (Chroma rejects a one-item `$or`).
+    """
+    held = sorted(set(principals))
+    if not held:
+        raise ValueError("a query needs at least one principal")
+    clauses = [{"acl": {"$contains": p}} for p in held]
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+
+def visible_doc_ids(principals: Iterable[str]) -> Select[Any]:
+    """A SQL subquery of the document ids the principals may see, for `col.in_(...)` filters."""
+    held = sorted(set(principals))
+    return select(doc_acl.c.doc_id).where(doc_acl.c.principal.in_(held))

@@ -1,0 +1,168 @@
+"""Chunk vectors in Chroma, with the ACL as list metadata so the dense search filters inside Chroma.
+
+Embedded `PersistentClient` by default, `HttpClient` when a Chroma URL is configured. Vectors are computed by our
+own embedder and passed explicitly; the collection is still given our embedding function, because Chroma's
+default one downloads a model (and fails offline).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from connectors.knowledge.acl import chroma_where
+from connectors.knowledge.embedder import Embedder
+
+COLLECTION = "sleuth_chunks"
+
+
+def _chroma_types() -> tuple[Any, Any]:
+    from chromadb.api.types import EmbeddingFunction
+
+    class _SleuthEmbeddingFunction(EmbeddingFunction):  # type: ignore[type-arg]
+        """Lets Chroma embed with our embedder if it ever needs to (it should not: we pass vectors)."""
+
+        def __init__(self, embedder: Embedder) -> None:
+            self._embedder = embedder
+
+        def __call__(self, input: Sequence[str]) -> list[np.ndarray]:
+            return list(self._embedder.embed(list(input)))
+
+        @staticmethod
+        def name() -> str:
+            return "sleuth"
+
+        def get_config(self) -> dict[str, Any]:
+            return {"embedder": self._embedder.name}
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> _SleuthEmbeddingFunction:
+            raise ValueError("Sleuth passes its embedding function explicitly")
+
+    return EmbeddingFunction, _SleuthEmbeddingFunction
+
+
+@dataclass(frozen=True)
+class DenseHit:
+    chunk_id: str
+    doc_id: str
+    similarity: float  # cosine similarity in [-1, 1]
+
+
+class ChunkVectors:
+    """Writes and searches chunk vectors. The collection name carries the embedder's name so that switching
+    embedders never mixes vector spaces."""
+
+    def __init__(self, embedder: Embedder, *, path: Path | None = None, url: str | None = None) -> None:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        if url:
+            parsed = urlparse(url)
+            self._client = chromadb.HttpClient(
+                host=parsed.hostname or "127.0.0.1",
+                port=parsed.port or 8000,
+                ssl=parsed.scheme == "https",
+                settings=chroma_settings,
+            )
+        else:
+            if path is None:
+                raise ValueError("an embedded Chroma needs a path")
+            path.mkdir(parents=True, exist_ok=True)
+            self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+        _, ef_class = _chroma_types()
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._text_cache: dict[str, np.ndarray] = {}
+        self._collection = self._client.get_or_create_collection(
+            name=f"{COLLECTION}_{_slug(embedder.name)}",
+            embedding_function=ef_class(embedder),
+            metadata={"hnsw:space": "cosine"},
+        )
+
+    def upsert(self, ids: list[str], texts: list[str], metadatas: list[dict[str, Any]]) -> None:
+        if not ids:
+            return
+        vectors = self.embedder.embed(texts)
+        self._collection.upsert(ids=ids, embeddings=vectors, documents=texts, metadatas=metadatas)
+
+    def delete_doc(self, doc_id: str) -> None:
+        self._collection.delete(where={"doc_id": doc_id})
+
+    def delete_ids(self, ids: list[str]) -> None:
+        if ids:
+            self._collection.delete(ids=ids)
+
+    def search(self, query: str, principals: frozenset[str], k: int) -> list[DenseHit]:
+        if self._collection.count() == 0:
+            return []
+        vector = self.embed_query(query)
+        result = self._collection.query(
+            query_embeddings=[vector],
+            n_results=k,
+            where=chroma_where(principals),
+            include=["metadatas", "distances"],
+        )
+        ids = result["ids"][0]
+        metas = (result.get("metadatas") or [[]])[0]
+        dists = (result.get("distances") or [[]])[0]
+        return [
+            DenseHit(chunk_id=cid, doc_id=str(meta["doc_id"]), similarity=1.0 - float(dist))
+            for cid, meta, dist in zip(ids, metas, dists, strict=True)
+        ]
+
+    def similarity(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
+        """Cosine similarity of a query to stored chunks, read back from Chroma (no re-embedding of chunks)."""
+        if not chunk_ids:
+            return {}
+        got = self._collection.get(ids=chunk_ids, include=["embeddings"])
+        vectors = got.get("embeddings")
+        if vectors is None or len(vectors) == 0:
+            return {}
+        q = self.embed_query(query)
+        matrix = np.asarray(vectors, dtype=np.float32)
+        sims = matrix @ q
+        return {cid: float(s) for cid, s in zip(got["ids"], sims, strict=True)}
+
+    def text_similarity(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Cosine similarity of a query to arbitrary short texts (sentences), with a small cache of their vectors."""
+        if not texts:
+            return []
+        q = self.embed_query(query)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._text_cache]
+        if missing:
+            vectors = self.embedder.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._text_cache[text] = np.asarray(vector, dtype=np.float32)
+                while len(self._text_cache) > 20_000:
+                    self._text_cache.pop(next(iter(self._text_cache)))
+        with self._lock:
+            return [float(self._text_cache[t] @ q) for t in texts]
+
+    def embed_query(self, query: str) -> np.ndarray:
+        with self._lock:
+            cached = self._query_cache.get(query)
+        if cached is None:
+            cached = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+            with self._lock:
+                self._query_cache[query] = cached
+                while len(self._query_cache) > 256:
+                    self._query_cache.pop(next(iter(self._query_cache)))
+        return cached
+
+    def count(self) -> int:
+        return int(self._collection.count())
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name.lower())[:40]

@@ -1,0 +1,182 @@
+"""The link/entity graph as each principal set sees it: built from the ACL-filtered tables *before* any
+traversal, cached per (store generation, principal set), walked by neighbours and personalised PageRank.
+
+Nodes are document ids, plus `entity:<name>` for names that link documents but have no document of their own.
+An edge is kept only when the document it was read from (its origin) and both ends are visible; a by-name
+edge resolves only through aliases whose origin is visible, so an alias learned from a restricted page
+never connects anything for someone who cannot open that page.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, select
+
+from connectors.knowledge.acl import visible_doc_ids
+from connectors.knowledge.names import normalise
+from connectors.knowledge.tables import aliases, documents, edges
+
+ENTITY_PREFIX = "entity:"
+PPR_ALPHA = 0.2  # teleport probability: higher keeps the walk closer to the seeds
+PPR_EPSILON = 1e-5
+CACHE_SIZE = 16
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    doc_id: str
+    via: str  # edge type
+    seed: str  # the seed node it was reached from
+    outgoing: bool  # seed -> neighbour (True) or neighbour -> seed
+
+
+@dataclass
+class VisibleGraph:
+    """Adjacency of what one principal set may see. Built once, read by many queries."""
+
+    docs: set[str]
+    titles: dict[str, str]
+    names: dict[str, set[str]]  # normalised alias -> visible document ids
+    display: dict[str, str] = field(default_factory=dict)  # normalised alias -> a name as written
+    adjacency: dict[str, list[tuple[str, str, bool]]] = field(default_factory=lambda: defaultdict(list))
+
+    def resolve(self, name: str) -> set[str]:
+        if name in self.docs:
+            return {name}
+        return set(self.names.get(normalise(name), ()))
+
+    def seeds_to_nodes(self, seeds: Iterable[str]) -> list[str]:
+        nodes: list[str] = []
+        for seed in seeds:
+            found = self.resolve(seed)
+            if not found and seed.startswith(ENTITY_PREFIX) and seed in self.adjacency:
+                found = {seed}
+            for node in sorted(found):
+                if node not in nodes:
+                    nodes.append(node)
+        return nodes
+
+    def neighbors(self, seeds: Iterable[str], types: set[str] | None = None) -> list[Neighbor]:
+        out: list[Neighbor] = []
+        seen: set[tuple[str, str]] = set()
+        for seed in self.seeds_to_nodes(seeds):
+            for other, etype, outgoing in self.adjacency.get(seed, ()):
+                if types and etype not in types:
+                    continue
+                hops = [other]
+                if other.startswith(ENTITY_PREFIX):  # an entity joins the documents that share it
+                    hops = [n for n, _, _ in self.adjacency.get(other, ()) if n != seed]
+                for doc in hops:
+                    if doc in self.docs and (seed, doc) not in seen and doc != seed:
+                        seen.add((seed, doc))
+                        out.append(Neighbor(doc_id=doc, via=etype, seed=seed, outgoing=outgoing))
+        return out
+
+    def personalised_pagerank(self, seeds: Iterable[str], k: int) -> list[tuple[str, float]]:
+        """Approximate PPR by local push (Andersen, Chung, Lang 2006): cost grows with the explored area,
+        not with the graph, so it stays fast on large corpora."""
+        start = self.seeds_to_nodes(seeds)
+        if not start:
+            return []
+        residual: dict[str, float] = {s: 1.0 / len(start) for s in start}
+        rank: dict[str, float] = defaultdict(float)
+        queue = list(start)
+        pushes = 0
+        while queue and pushes < 50_000:
+            node = queue.pop()
+            r = residual.get(node, 0.0)
+            links = self.adjacency.get(node, ())
+            degree = len(links)
+            if degree == 0:
+                rank[node] += r
+                residual[node] = 0.0
+                continue
+            if r < PPR_EPSILON * degree:
+                continue
+            pushes += 1
+            rank[node] += PPR_ALPHA * r
+            share = (1 - PPR_ALPHA) * r / degree
+            residual[node] = 0.0
+            for other, _, _ in links:
+                before = residual.get(other, 0.0)
+                residual[other] = before + share
+                other_degree = max(len(self.adjacency.get(other, ())), 1)
+                if before < PPR_EPSILON * other_degree <= residual[other]:
+                    queue.append(other)
+        scored = [(n, s) for n, s in rank.items() if n in self.docs]
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        return scored[:k]
+
+
+def build_visible_graph(conn: Connection, principals: frozenset[str]) -> VisibleGraph:
+    visible = visible_doc_ids(principals)
+    doc_rows = conn.execute(
+        select(documents.c.id, documents.c.title).where(documents.c.id.in_(visible))
+    ).all()
+    docs = {r.id for r in doc_rows}
+    titles = {r.id: r.title for r in doc_rows}
+    names: dict[str, set[str]] = defaultdict(set)
+    display: dict[str, str] = {}
+    for row in conn.execute(
+        select(aliases.c.norm, aliases.c.name, aliases.c.target).where(
+            aliases.c.origin.in_(visible_doc_ids(principals))
+        )
+    ):
+        if row.target in docs:
+            names[row.norm].add(row.target)
+            display.setdefault(row.norm, row.name)
+    graph = VisibleGraph(docs=docs, titles=titles, names=dict(names), display=display)
+    rows = conn.execute(
+        select(edges.c.src, edges.c.target, edges.c.by_name, edges.c.type).where(
+            edges.c.origin.in_(visible_doc_ids(principals))
+        )
+    )
+    seen: set[tuple[str, str, str]] = set()
+    for row in rows:
+        if row.src not in docs:
+            continue
+        if row.by_name:
+            targets = graph.names.get(row.target) or {ENTITY_PREFIX + row.target}
+        else:
+            targets = {row.target} if row.target in docs else set()
+        for target in targets:
+            if target == row.src or (row.src, target, row.type) in seen:
+                continue
+            seen.add((row.src, target, row.type))
+            graph.adjacency[row.src].append((target, row.type, True))
+            graph.adjacency[target].append((row.src, row.type, False))
+    # Entity nodes that join fewer than two documents carry no information.
+    for node in [n for n in graph.adjacency if n.startswith(ENTITY_PREFIX)]:
+        if len(graph.adjacency[node]) < 2:
+            for other, _, _ in graph.adjacency.pop(node):
+                graph.adjacency[other] = [e for e in graph.adjacency[other] if e[0] != node]
+    return graph
+
+
+class GraphCache:
+    """Visible graphs keyed by (store generation, principal set): a cache that can never serve one user's
+    graph to another, and is dropped as soon as the store changes."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[int, frozenset[str]], VisibleGraph] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, conn: Connection, generation: int, principals: frozenset[str]) -> VisibleGraph:
+        key = (generation, principals)
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        graph = build_visible_graph(conn, principals)
+        with self._lock:
+            self._items[key] = graph
+            for stale in [k for k in self._items if k[0] != generation]:
+                del self._items[stale]
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return graph

@@ -1,0 +1,221 @@
+"""Names of things: normalisation, English stopwords, and finding known names inside text.
+
+"Supplier 8", "supplier-8" and "SUPPLIER 8" normalise to the same key; a text is scanned for known names by
+token n-grams (a dictionary lookup per n-gram), which stays fast with tens of thousands of names.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+
+_TOKEN = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
+TICKET_KEY = re.compile(r"\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b")
+MAX_NAME_TOKENS = 8
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "also",
+        "did",
+        "does",
+        "get",
+        "got",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "s",
+        "t",
+    ]
+)
+
+
+def fold(text: str) -> str:
+    """Lowercase and strip accents, so "Café" and "cafe" compare equal."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def tokens(text: str) -> list[str]:
+    return [fold(t) for t in _TOKEN.findall(text)]
+
+
+def normalise(name: str) -> str:
+    """The alias-table key of a name: folded tokens joined by single spaces."""
+    return " ".join(tokens(name))
+
+
+def content_terms(text: str) -> list[str]:
+    """Tokens without stopwords, in order, for lexical queries."""
+    return [t for t in tokens(text) if t not in STOPWORDS]
+
+
+def is_useful_name(name: str) -> bool:
+    """Names worth mining for: not empty, not a lone stopword or a one-letter token."""
+    toks = tokens(name)
+    if not toks or len(toks) > MAX_NAME_TOKENS:
+        return False
+    return not (len(toks) == 1 and (toks[0] in STOPWORDS or len(toks[0]) < 2))
+
+
+def find_mentions(
+    text: str,
+    known: set[str] | frozenset[str] | dict[str, object],
+    *,
+    exclude: Iterable[str] = (),
+    require_capital: bool = True,
+) -> Iterator[str]:
+    """Yields each known normalised name that occurs in `text` (longest match first at each position).
+
+    With `require_capital` a match must start at a capitalised word or a number in the original text: "the
+    rock" inside a sentence is not a mention of the film "The Rock", while "The Rock" is. Questions typed in
+    Slack are often lower case, so question analysis relaxes this for names of two or more words.
+    """
+    raw = _TOKEN.findall(text)
+    folded = [fold(t) for t in raw]
+    skip = set(exclude)
+    seen: set[str] = set()
+    i = 0
+    while i < len(folded):
+        head = raw[i]
+        capital = head[:1].isupper() or head[:1].isdigit()
+        if require_capital and not capital:
+            i += 1
+            continue
+        matched = 0
+        for n in range(min(MAX_NAME_TOKENS, len(folded) - i), 0 if capital else 1, -1):
+            key = " ".join(folded[i : i + n])
+            if key in known:
+                if key not in skip and key not in seen:
+                    seen.add(key)
+                    yield key
+                matched = n
+                break
+        i += max(matched, 1)

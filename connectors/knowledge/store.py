@@ -1,0 +1,407 @@
+"""The knowledge store: the one object sync writes to and the flows read from.
+
+Write side (used by `connectors.sync`): `upsert`, `delete`, `relink_mentions`. Read side (used by the flows):
+`search_text`, `neighbors`, `expand`, `read`, `document`, `resolve`. Every read takes the caller's principals;
+a document outside them is indistinguishable from a missing one (the same `None` or absence, the same work).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, insert, select, update
+
+from connectors.base import SourceDoc
+from connectors.database import make_engine
+from connectors.knowledge import lexical
+from connectors.knowledge.acl import visible_doc_ids
+from connectors.knowledge.chunking import chunk_texts
+from connectors.knowledge.chunks import ChunkVectors
+from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
+from connectors.knowledge.names import find_mentions, is_useful_name, normalise
+from connectors.knowledge.tables import aliases, chunks, doc_acl, documents, edges, metadata, store_meta
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
+_NO_SEEDS: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk as the flows see it, with everything needed to cite it."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    url: str
+    source: str
+    kind: str
+    text: str
+    updated_at: str
+    version: str
+    score: float = 0.0
+    lexical_rank: int | None = None
+    dense_similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    id: str
+    title: str
+    url: str
+    source: str
+    kind: str
+    updated_at: str
+    version: str
+    metadata: dict[str, Any]
+
+
+class KnowledgeStore:
+    def __init__(self, engine: Engine, vectors: ChunkVectors) -> None:
+        self.engine = engine
+        self.vectors = vectors
+        self._graphs = GraphCache()
+        self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
+        with engine.begin() as conn:
+            metadata.create_all(conn)
+            lexical.create(conn)
+
+    @classmethod
+    def open(
+        cls, db_url: str, embedder: Embedder, *, chroma_path: Path | None, chroma_url: str | None = None
+    ):
+        return cls(make_engine(db_url), ChunkVectors(embedder, path=chroma_path, url=chroma_url))
+
+    # ------------------------------------------------------------------ write side
+    def content_hashes(self, source: str) -> dict[str, str]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(documents.c.id, documents.c.content_hash).where(documents.c.source == source)
+            )
+            return {r.id: r.content_hash for r in rows}
+
+    def upsert(self, docs: Sequence[SourceDoc]) -> int:
+        """Writes documents (chunks, vectors, FTS rows, ACL, links, aliases). Returns chunks embedded."""
+        if not docs:
+            return 0
+        pieces = [(doc, chunk_texts(doc)) for doc in docs]
+        ids: list[str] = []
+        texts: list[str] = []
+        metas: list[dict[str, Any]] = []
+        for doc, parts in pieces:
+            self.vectors.delete_doc(doc.id)
+            for n, part in enumerate(parts):
+                ids.append(f"{doc.id}#{n}")
+                texts.append(f"{doc.title}\n{part}")
+                metas.append(
+                    {
+                        "doc_id": doc.id,
+                        "source": doc.source,
+                        "title": doc.title,
+                        "url": doc.url,
+                        "updated_at": doc.updated_at.isoformat(),
+                        "n": n,
+                        "acl": sorted(doc.acl) or ["__nobody__"],
+                    }
+                )
+        self.vectors.upsert(ids, texts, metas)
+        with self.engine.begin() as conn:
+            for doc, parts in pieces:
+                self._remove_rows(conn, doc.id)
+                conn.execute(
+                    insert(documents).values(
+                        id=doc.id,
+                        source=doc.source,
+                        kind=doc.kind,
+                        title=doc.title,
+                        url=doc.url,
+                        updated_at=doc.updated_at,
+                        version=doc.version,
+                        content_hash=doc.content_hash(),
+                        metadata_json=json.dumps(doc.metadata, default=str),
+                    )
+                )
+                if doc.acl:
+                    conn.execute(
+                        insert(doc_acl), [{"doc_id": doc.id, "principal": p} for p in sorted(doc.acl)]
+                    )
+                base = (conn.execute(select(func.max(chunks.c.rowid_fts))).scalar() or 0) + 1
+                rows = [
+                    {"id": f"{doc.id}#{n}", "rowid_fts": base + n, "doc_id": doc.id, "n": n, "text": part}
+                    for n, part in enumerate(parts)
+                ]
+                conn.execute(insert(chunks), rows)
+                lexical.insert(conn, [(r["rowid_fts"], doc.title, r["text"]) for r in rows])
+                link_rows = [
+                    {
+                        "src": doc.id,
+                        "target": normalise(link.target) if link.by_name else link.target,
+                        "by_name": link.by_name,
+                        "type": link.type.value,
+                        "origin": doc.id,
+                        "derived": False,
+                        "weight": 1.0,
+                    }
+                    for link in doc.links
+                ]
+                if link_rows:
+                    conn.execute(insert(edges), link_rows)
+                names = {normalise(n): n for n in (doc.title, *doc.aliases) if is_useful_name(n)}
+                if names:
+                    conn.execute(
+                        insert(aliases),
+                        [
+                            {"norm": k, "name": v, "target": doc.id, "origin": doc.id}
+                            for k, v in names.items()
+                        ],
+                    )
+            self._bump(conn)
+        return len(ids)
+
+    def delete(self, doc_ids: Iterable[str]) -> int:
+        """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
+        removed = 0
+        with self.engine.begin() as conn:
+            for doc_id in doc_ids:
+                self.vectors.delete_doc(doc_id)
+                if self._remove_rows(conn, doc_id):
+                    removed += 1
+            self._bump(conn)
+        return removed
+
+    def _remove_rows(self, conn: Any, doc_id: str) -> bool:
+        rowids = [r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id == doc_id))]
+        lexical.delete(conn, rowids)
+        conn.execute(delete(chunks).where(chunks.c.doc_id == doc_id))
+        conn.execute(delete(edges).where(edges.c.origin == doc_id))
+        conn.execute(delete(aliases).where(aliases.c.origin == doc_id))
+        conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
+        return bool(conn.execute(delete(documents).where(documents.c.id == doc_id)).rowcount)
+
+    def relink_mentions(self, doc_ids: Iterable[str] | None = None) -> int:
+        """Mines mentions of known names (titles, keys, aliases) in document text into derived MENTIONS edges.
+
+        Edges are stored by name and resolved at read time through visible aliases only. With `doc_ids` None
+        every document is re-mined (needed when new names arrive); otherwise only those documents.
+        """
+        with self.engine.begin() as conn:
+            known = frozenset(r for (r,) in conn.execute(select(aliases.c.norm).distinct()))
+            own: dict[str, set[str]] = {}
+            for row in conn.execute(select(aliases.c.origin, aliases.c.norm)):
+                own.setdefault(row.origin, set()).add(row.norm)
+            query = select(chunks.c.doc_id, chunks.c.text).order_by(chunks.c.doc_id, chunks.c.n)
+            wanted = None if doc_ids is None else set(doc_ids)
+            if wanted is not None:
+                query = query.where(chunks.c.doc_id.in_(wanted))
+            texts: dict[str, list[str]] = {}
+            for row in conn.execute(query):
+                texts.setdefault(row.doc_id, []).append(row.text)
+            targets = list(texts) if wanted is None else [d for d in wanted if d in texts]
+            for start in range(0, len(targets), 500):
+                batch = targets[start : start + 500]
+                conn.execute(delete(edges).where(edges.c.derived.is_(True), edges.c.origin.in_(batch)))
+            rows = []
+            for doc_id in targets:
+                for name in find_mentions("\n".join(texts[doc_id]), known, exclude=own.get(doc_id, ())):
+                    rows.append(
+                        {
+                            "src": doc_id,
+                            "target": name,
+                            "by_name": True,
+                            "type": "mentions",
+                            "origin": doc_id,
+                            "derived": True,
+                            "weight": 1.0,
+                        }
+                    )
+            if rows:
+                conn.execute(insert(edges), rows)
+            self._bump(conn)
+            return len(rows)
+
+    def _bump(self, conn: Any) -> None:
+        current = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "generation")).scalar()
+        if current is None:
+            conn.execute(insert(store_meta).values(key="generation", value="1"))
+        else:
+            conn.execute(
+                update(store_meta).where(store_meta.c.key == "generation").values(value=str(int(current) + 1))
+            )
+
+    def generation(self) -> int:
+        with self.engine.connect() as conn:
+            value = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "generation")).scalar()
+            return int(value or 0)
+
+    # ------------------------------------------------------------------ read side
+    def graph(self, principals: frozenset[str]) -> VisibleGraph:
+        with self.engine.connect() as conn:
+            return self._graphs.get(conn, self.generation(), frozenset(principals))
+
+    def search_text(
+        self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
+    ) -> list[Hit]:
+        """Lexical and dense search fused by reciprocal rank; `mode` may be "bm25" or "dense" alone."""
+        principals = frozenset(principals)
+        if not principals or not query.strip():
+            return []
+        depth = max(k * 3, 20)
+        lex: list[lexical.LexicalHit] = []
+        dense: list[Any] = []
+        if mode in {"hybrid", "bm25"}:
+            with self.engine.connect() as conn:
+                lex = lexical.search(conn, query, principals, depth)
+        if mode in {"hybrid", "dense"}:
+            dense = self.vectors.search(query, principals, depth)
+        scores: dict[str, float] = {}
+        lex_rank: dict[str, int] = {}
+        sims: dict[str, float] = {}
+        for rank, hit in enumerate(lex):
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            lex_rank[hit.chunk_id] = rank
+        for rank, dhit in enumerate(dense):
+            scores[dhit.chunk_id] = scores.get(dhit.chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            sims[dhit.chunk_id] = dhit.similarity
+        ranked = sorted(scores, key=lambda c: (-scores[c], c))[:k]
+        found = {h.chunk_id: h for h in self._hits(ranked, principals)}
+        return [_with_scores(found[c], scores[c], lex_rank.get(c), sims.get(c)) for c in ranked if c in found]
+
+    def similarity(
+        self, query: str, chunk_ids: Sequence[str], principals: frozenset[str]
+    ) -> dict[str, float]:
+        """Dense similarity of a query to chunks the principals may see (others are simply absent)."""
+        visible = [h.chunk_id for h in self._hits(list(chunk_ids), frozenset(principals))]
+        return self.vectors.similarity(query, visible)
+
+    def text_similarity(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Similarity of a query to texts the caller already holds (sentences of evidence it was allowed to read)."""
+        return self.vectors.text_similarity(query, list(texts))
+
+    def read(self, chunk_id: str, principals: frozenset[str]) -> Hit | None:
+        hits = self._hits([chunk_id], frozenset(principals))
+        return hits[0] if hits else None
+
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[Hit]:
+        with self.engine.connect() as conn:
+            ids = [
+                r
+                for (r,) in conn.execute(
+                    select(chunks.c.id).where(chunks.c.doc_id == doc_id).order_by(chunks.c.n)
+                )
+            ]
+        return self._hits(ids, frozenset(principals))
+
+    def document(self, doc_id: str, principals: frozenset[str]) -> DocumentInfo | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(documents).where(
+                    documents.c.id == doc_id, documents.c.id.in_(visible_doc_ids(principals))
+                )
+            ).first()
+        if row is None:
+            return None
+        return DocumentInfo(
+            id=row.id,
+            title=row.title,
+            url=row.url,
+            source=row.source,
+            kind=row.kind,
+            updated_at=_iso(row.updated_at),
+            version=row.version,
+            metadata=json.loads(row.metadata_json or "{}"),
+        )
+
+    def neighbors(
+        self, seeds: Iterable[str], principals: frozenset[str], types: set[str] | None = None
+    ) -> list[Neighbor]:
+        return self.graph(frozenset(principals)).neighbors(seeds, types)
+
+    def expand(
+        self, seeds: Iterable[str], principals: frozenset[str], k: int = 10
+    ) -> list[tuple[str, float]]:
+        """Personalised PageRank from the seeds over the ACL-filtered subgraph: (doc id, score), seeds included."""
+        return self.graph(frozenset(principals)).personalised_pagerank(seeds, k)
+
+    def resolve(self, names: Iterable[str], principals: frozenset[str]) -> dict[str, list[str]]:
+        """Names (titles, keys, aliases) -> the visible documents they denote."""
+        graph = self.graph(frozenset(principals))
+        return {name: sorted(graph.resolve(name)) for name in names}
+
+    def term_frequencies(
+        self, stems: Iterable[str], principals: frozenset[str]
+    ) -> tuple[int, dict[str, int]]:
+        """(visible chunk count, visible chunks containing each stemmed term): IDF as this asker's corpus
+        gives it, so term weights never reflect documents the asker cannot see."""
+        principals = frozenset(principals)
+        generation = self.generation()
+        key = (generation, principals)
+        cache = self._df_cache.setdefault(key, {})
+        if len(self._df_cache) > 32:
+            self._df_cache = {key: cache}
+        with self.engine.connect() as conn:
+            if "__total__" not in cache:
+                cache["__total__"] = lexical.count_visible(conn, principals)
+            for s in stems:
+                if s not in cache:
+                    cache[s] = lexical.document_frequency(conn, s, principals)
+        return cache["__total__"], {s: cache[s] for s in stems}
+
+    def stats(self) -> dict[str, int]:
+        with self.engine.connect() as conn:
+            return {
+                "documents": conn.execute(select(func.count()).select_from(documents)).scalar() or 0,
+                "chunks": conn.execute(select(func.count()).select_from(chunks)).scalar() or 0,
+                "edges": conn.execute(select(func.count()).select_from(edges)).scalar() or 0,
+                "aliases": conn.execute(select(func.count()).select_from(aliases)).scalar() or 0,
+            }
+
+    def _hits(self, chunk_ids: Sequence[str], principals: frozenset[str]) -> list[Hit]:
+        if not chunk_ids or not principals:
+            return []
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(
+                    chunks.c.id.label("chunk_id"),
+                    chunks.c.text.label("chunk_text"),
+                    documents.c.id.label("doc_id"),
+                    documents.c.title,
+                    documents.c.url,
+                    documents.c.source,
+                    documents.c.kind,
+                    documents.c.updated_at,
+                    documents.c.version,
+                )
+                .join(documents, documents.c.id == chunks.c.doc_id)
+                .where(chunks.c.id.in_(list(chunk_ids)), documents.c.id.in_(visible_doc_ids(principals)))
+            ).all()
+        by_id = {
+            r.chunk_id: Hit(
+                chunk_id=r.chunk_id,
+                doc_id=r.doc_id,
+                title=r.title,
+                url=r.url,
+                source=r.source,
+                kind=r.kind,
+                text=r.chunk_text,
+                updated_at=_iso(r.updated_at),
+                version=r.version,
+            )
+            for r in rows
+        }
+        return [by_id[c] for c in chunk_ids if c in by_id]
+
+
+def _with_scores(hit: Hit, score: float, lex_rank: int | None, sim: float | None) -> Hit:
+    return Hit(**{**hit.__dict__, "score": score, "lexical_rank": lex_rank, "dense_similarity": sim})
+
+
+def _iso(value: datetime | str) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)

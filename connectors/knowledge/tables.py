@@ -1,0 +1,113 @@
+"""The store's SQL tables (SQLAlchemy Core): documents and their ACLs, chunks, graph edges, aliases, sync state.
+
+Chroma holds the chunk vectors; everything a filter or a join needs lives here, so SQLite and PostgreSQL
+deployments behave the same and several processes can share one store.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+documents = Table(
+    "documents",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("source", String, nullable=False, index=True),
+    Column("kind", String, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("url", Text, nullable=False, default=""),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("version", String, nullable=False, default=""),
+    Column("content_hash", String, nullable=False),
+    Column("metadata_json", Text, nullable=False, default="{}"),
+)
+
+# One row per (document, principal): the ACL in a form every filter can join on.
+doc_acl = Table(
+    "doc_acl",
+    metadata,
+    Column("doc_id", String, ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True),
+    Column("principal", String, primary_key=True),
+    Index("ix_doc_acl_principal", "principal", "doc_id"),
+)
+
+chunks = Table(
+    "chunks",
+    metadata,
+    Column("id", String, primary_key=True),  # "{doc_id}#{n}"
+    Column("rowid_fts", Integer, nullable=False, unique=True),  # rowid in the FTS5 table
+    Column("doc_id", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("n", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+)
+
+# Typed edges. `target` is a document id, or a normalised name when `by_name` (resolved through `aliases` at
+# read time, so a link to a document synced later, or an alias learned from a restricted page, resolves only
+# for principals who may see it). `origin` is the document the edge was read from: its lineage.
+edges = Table(
+    "edges",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("src", String, nullable=False, index=True),
+    Column("target", String, nullable=False, index=True),
+    Column("by_name", Boolean, nullable=False, default=False),
+    Column("type", String, nullable=False),
+    Column("origin", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("derived", Boolean, nullable=False, default=False),  # found by mention mining, not by the source
+    Column("weight", Float, nullable=False, default=1.0),
+)
+
+# Names of things: titles, ticket keys and declared aliases ("S-8", "Supplier 8"), each pointing at a document,
+# each carrying the document it was learned from.
+aliases = Table(
+    "aliases",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("norm", String, nullable=False, index=True),
+    Column("name", Text, nullable=False),
+    Column("target", String, nullable=False),
+    Column("origin", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+)
+
+sync_state = Table(
+    "sync_state",
+    metadata,
+    Column("source", String, primary_key=True),
+    Column("cursor_json", Text, nullable=False, default="{}"),
+    Column("last_started", DateTime(timezone=True)),
+    Column("last_finished", DateTime(timezone=True)),
+    Column("last_status", String, nullable=False, default="never"),
+    Column("last_summary_json", Text, nullable=False, default="{}"),
+)
+
+sync_failures = Table(
+    "sync_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source", String, nullable=False, index=True),
+    Column("item", String, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
+# A counter bumped on every write batch; read-side caches key on it.
+store_meta = Table(
+    "store_meta",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("value", String, nullable=False),
+)

