@@ -1,0 +1,287 @@
+"""The `sleuth` command. Only wiring: every command builds a Runtime and calls into the packages."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from bot.bench import DEFAULT_BENCH_DATA
+from bot.runtime import Runtime
+from bot.settings import Settings
+from connectors.sync import SyncSummary, source_status, sync_source
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Sleuth: answers from your wiki and tickets.")
+console = Console()
+
+
+def _runtime() -> Runtime:
+    return Runtime(Settings())
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+
+
+@app.callback()
+def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr")] = False) -> None:
+    _configure_logging(verbose)
+
+
+@app.command()
+def sync(source: Annotated[str | None, typer.Argument(help="Source name; default all")] = None) -> None:
+    """Pull every source (or one) into the knowledge store, incrementally."""
+    rt = _runtime()
+    names = [source] if source else [e.name for e in rt.catalog.entries()]
+    failed = False
+    for name in names:
+        summary = run_sync(rt, name)
+        failed |= summary.status == "error"
+    raise typer.Exit(1 if failed else 0)
+
+
+def run_sync(rt: Runtime, name: str, *, quiet: bool = False) -> SyncSummary:
+    connector = rt.connector(name)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("written {task.fields[written]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=quiet,
+        disable=quiet,
+    ) as bar:
+        task = bar.add_task(f"sync {name}", total=None, written=0)
+
+        def progress(event: str, n: int) -> None:
+            if event == "seen":
+                bar.advance(task, n)
+            else:
+                bar.update(task, written=bar.tasks[task].fields["written"] + n)
+
+        summary = sync_source(rt.store, connector, progress=progress)
+    if not quiet:
+        _print_summary(summary)
+    return summary
+
+
+def _print_summary(s: SyncSummary) -> None:
+    table = Table(title=f"sync {s.source}: {s.status}", show_header=True)
+    for col in ("added", "updated", "unchanged", "deleted", "failed", "chunks embedded", "seconds"):
+        table.add_column(col, justify="right")
+    table.add_row(*(str(v) for v in (s.added, s.updated, s.unchanged, s.deleted, s.failed, s.chunks_embedded, s.seconds)))
+    console.print(table)
+    for f in s.failures[:20]:
+        console.print(f"  [yellow]failed[/] {f['id']}: {f['reason']}")
+    if s.error:
+        console.print(f"[red]stopped:[/] {s.error}")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question")],
+    as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io",
+    thread: Annotated[str | None, typer.Option("--thread", help="Thread id to continue")] = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Show every round")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Ask one question (a new thread unless --thread names one)."""
+    rt = _runtime()
+    _ensure_synced(rt)
+    thread_id = thread or f"cli:{uuid.uuid4().hex[:8]}:{int(time.time())}"
+    out = rt.investigator.ask(thread_id, question, asker=as_user, principals=rt.principals_for_email(as_user))
+    if as_json:
+        typer.echo(json.dumps(out, default=str))
+        return
+    print_answer(out, show_trace=trace)
+    console.print(f"[dim]thread {thread_id}[/]")
+
+
+def _ensure_synced(rt: Runtime) -> None:
+    if rt.store.stats()["documents"] == 0:
+        for entry in rt.catalog.entries():
+            run_sync(rt, entry.name, quiet=True)
+
+
+def print_answer(out: dict, *, show_trace: bool = False) -> None:
+    from bot.terminal import render_answer
+
+    console.print(render_answer(out, show_trace=show_trace))
+
+
+@app.command()
+def demo() -> None:
+    """Index the demo corpus and play a scripted thread, offline (what `make demo` runs)."""
+    from bot.demo import run_demo
+
+    run_demo(_runtime(), console)
+
+
+@app.command()
+def gaps(days: Annotated[int, typer.Option(help="Look back this many days")] = 30) -> None:
+    """Recurring open gaps: questions the sources could not answer, most frequent first."""
+    from datetime import UTC, datetime, timedelta
+
+    rt = _runtime()
+    rows = rt.gap_log.summary(since=(datetime.now(UTC) - timedelta(days=days)).date())
+    table = Table("count", "kind", "gap", "days seen")
+    for row in rows:
+        table.add_row(str(row["count"]), row["kind"], row["what"], ", ".join(row["days"][-3:]))
+    console.print(table if rows else "No open gaps logged.")
+
+
+sources_app = typer.Typer(help="Manage sources (admins).", no_args_is_help=True)
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.command("list")
+def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Configured sources with their last sync, counts and failures."""
+    rt = _runtime()
+    status = {s["source"]: s for s in source_status(rt.store)}
+    rows = [
+        {"name": e.name, "kind": e.kind, "interval_s": e.interval_s, **status.get(e.name, {"status": "never"})}
+        for e in rt.catalog.entries()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, default=str))
+        return
+    table = Table("name", "kind", "status", "documents", "failures", "last sync")
+    for r in rows:
+        table.add_row(
+            r["name"], r["kind"], r["status"], str(r.get("documents", 0)), str(len(r.get("failures", []))),
+            str(r.get("last_finished") or "-"),
+        )
+    console.print(table)
+
+
+@app.command()
+def doctor(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing)."""
+    rt = _runtime()
+    s = rt.settings
+    try:
+        reasoner = rt.reasoner.name
+    except (ImportError, ValueError) as exc:  # a provider package missing, an unknown provider
+        reasoner = f"unusable ({type(exc).__name__}: {str(exc).splitlines()[0]})"
+    if s.llm_model:
+        reasoner += f" · model {s.llm_model}" + (f" at {s.llm_base_url}" if s.llm_base_url else "")
+    else:
+        reasoner += " (SLEUTH_LLM_MODEL unset)"
+    from sqlalchemy.engine import make_url
+
+    slack = "not configured"
+    if s.slack_bot_token:
+        slack = "socket mode" if s.slack_app_token else "http (events api)"
+    rows = {
+        "reasoner": reasoner,
+        "embedder": s.embedder.kind + (f" · {s.embedder.model}" if s.embedder.model else ""),
+        "vectors": f"chroma at {s.chroma_url}" if s.chroma_url else f"embedded chroma in {s.chroma_path}",
+        "database": make_url(s.db_url).render_as_string(hide_password=True),
+        "slack": slack,
+    }
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = Table("part", "active", show_header=False)
+    for part, active in rows.items():
+        table.add_row(part, active)
+    console.print(table)
+
+
+@app.command()
+def bench(
+    sets: Annotated[list[str] | None, typer.Option("--set", help="2wiki musique hotpotqa acme all")] = None,
+    modes: Annotated[
+        list[str] | None, typer.Option("--mode", help="bm25 dense hybrid naive-hop loop-text loop-graph")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="First N questions per set")] = None,
+    questions: Annotated[Path | None, typer.Option("--questions", help="A question file to run")] = None,
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Its corpus (default: contexts)")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="2wiki | musique | hotpotqa")] = None,
+    embedder: Annotated[str, typer.Option("--embedder", help="minilm | hash")] = "minilm",
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Index caches go here")] = None,
+    bench_data: Annotated[
+        Path, typer.Option("--bench-data", envvar="SLEUTH_BENCH_DATA", help="The bench data folder")
+    ] = DEFAULT_BENCH_DATA,
+    out: Annotated[Path, typer.Option("--out", help="Where result files go")] = Path("bench-results"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the records to stdout as JSON")] = False,
+) -> None:
+    """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
+    from datetime import UTC, datetime
+
+    from bot.bench.loaders import BenchDataError
+    from bot.bench.report import present, progress_bars, write_results
+    from bot.bench.suite import make_request, run_suite
+
+    settings = Settings()
+    shown = Console(stderr=True) if as_json else console
+    try:
+        request = make_request(
+            sets=sets,
+            modes=modes,
+            questions=questions,
+            corpus=corpus,
+            format=fmt,
+            limit=limit,
+            embedder=embedder,
+            data_dir=data_dir or settings.data_dir,
+            bench_data=bench_data,
+            examples_dir=settings.examples_dir,
+        )
+        started = datetime.now(UTC)
+        with progress_bars(shown) as tracker:
+            result = run_suite(request, tracker=tracker)
+    except BenchDataError as exc:
+        shown.print(f"[red]bench:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    paths = write_results(out, result.records, result.details, embedder=embedder, started=started)
+    present(shown, result.records, paths, title=f"sleuth bench ({embedder})")
+    if as_json:
+        typer.echo(json.dumps([r.as_dict() for r in result.records]))
+    raise typer.Exit(1 if result.forbidden or result.errors else 0)
+
+
+@app.command()
+def serve(
+    workers: Annotated[int, typer.Option("--workers", help="Job worker threads in this process")] = 4,
+) -> None:
+    """Run the Slack bot: HTTP on SLEUTH_HOST:SLEUTH_PORT, or Socket Mode when SLEUTH_SLACK_APP_TOKEN is set."""
+    from bot.logcontext import install
+    from bot.server import serve as serve_bot
+
+    install()
+    rt = _runtime()
+    _ensure_synced(rt)
+    serve_bot(rt, workers=workers)
+
+
+def slack_demo(rt: Runtime) -> None:
+    """The scripted Slack conversation on the local emulator (`sleuth demo` calls this)."""
+    from bot.demo_slack import run_slack_demo
+
+    run_slack_demo(rt, console)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
+

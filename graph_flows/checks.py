@@ -1,0 +1,105 @@
+"""The answer checks the program does, whatever reasoner composed the answer: citations must point at evidence
+read in this thread by this asker (others are dropped), conflicting statements of one fact are reported side by
+side with their dates, and confidence is computed from coverage and support, not claimed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from graph_flows.reading import sentences, term_set, value_kind, values
+from graph_flows.reasoners.base import ComposedSentence
+from graph_flows.state import Evidence
+
+CONFLICT_OVERLAP = 0.6  # share of content terms two sentences must have to be about the same fact
+CONFLICT_SHARED = 3  # and at least this many terms in common
+
+
+def verify_citations(
+    composed: Sequence[ComposedSentence], evidence: dict[str, Evidence]
+) -> tuple[list[ComposedSentence], list[dict[str, Any]]]:
+    """Keeps sentences whose every citation is known evidence (and that cite at least one)."""
+    kept: list[ComposedSentence] = []
+    dropped: list[dict[str, Any]] = []
+    for sentence in composed:
+        bad = [c for c in sentence.cites if c not in evidence]
+        if not sentence.cites or bad:
+            dropped.append({"sentence": sentence.text[:120], "bad_citations": bad or ["none"]})
+            continue
+        kept.append(sentence)
+    return kept, dropped
+
+
+def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) -> list[dict[str, Any]]:
+    """Statements of the same fact with different values (amounts, numbers, dates) in different documents.
+
+    Each conflict lists its sides newest first (by updated date, then version) so the answer can say which is
+    likely current; nothing is resolved by searching until one side wins.
+    """
+    conflicts: list[dict[str, Any]] = []
+    by_id = {e["id"]: e for e in pool}
+    seen_pairs: set[tuple[str, str]] = set()
+    for sentence in cited:
+        own = by_id.get(sentence.cites[0]) if sentence.cites else None
+        if own is None:
+            continue
+        own_terms = _fact_terms(sentence.text)
+        own_values = values(sentence.text)
+        if not own_values or len(own_terms) < 2:
+            continue
+        for other in pool:
+            if other["doc_id"] == own["doc_id"]:
+                continue
+            for candidate in sentences(other["text"]):
+                other_terms = _fact_terms(candidate)
+                shared = own_terms & other_terms
+                overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
+                other_values = values(candidate)
+                kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
+                if overlap < CONFLICT_OVERLAP or len(shared) < CONFLICT_SHARED or not kinds:
+                    continue
+                if other_values & own_values:
+                    continue
+                pair = tuple(sorted((own["doc_id"], other["doc_id"])))
+                if pair in seen_pairs:
+                    continue
+                seen_pairs.add(pair)  # type: ignore[arg-type]
+                sides = sorted(
+                    [_side(own, sentence.text, own_values), _side(other, candidate, other_values)],
+                    key=lambda s: (s["updated_at"], _version_key(s["version"])),
+                    reverse=True,
+                )
+                conflicts.append({"about": " ".join(sorted(own_terms & other_terms)[:6]), "sides": sides})
+    return conflicts
+
+
+def confidence(
+    *, aspects: int, established: int, support: Sequence[float], conflicts: int, cited: int
+) -> float:
+    """Coverage times support, lowered by unresolved conflicts. 0 when nothing is cited."""
+    if aspects == 0 or cited == 0:
+        return 0.0
+    coverage = established / aspects
+    mean_support = sum(support) / len(support) if support else 0.0
+    score = coverage * (0.45 + 0.55 * mean_support) * (0.85 if conflicts else 1.0)
+    return round(max(0.0, min(1.0, score)), 2)
+
+
+def _fact_terms(text: str) -> frozenset[str]:
+    return frozenset(t for t in term_set(text) if not any(ch.isdigit() for ch in t))
+
+
+def _side(e: Evidence, sentence: str, found: set[str]) -> dict[str, Any]:
+    return {
+        "evidence_id": e["id"],
+        "title": e["title"],
+        "updated_at": e["updated_at"][:10],
+        "version": e["version"],
+        "value": ", ".join(sorted(found)),
+        "sentence": sentence,
+    }
+
+
+def _version_key(version: str) -> tuple[int, str]:
+    return (int(version), "") if version.isdigit() else (0, version)

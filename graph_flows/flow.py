@@ -1,0 +1,120 @@
+"""Builds the investigation graph and runs turns on it, checkpointed per Slack thread.
+
+    plan -> retrieve -> reflect --(no stop reason)--> retrieve
+                               \\--(stop reason)-----> answer -> END
+
+thread_id = "{team}:{channel}:{thread_ts}". Read top to bottom: nodes, edges, router, compile.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from graph_flows.config import FlowConfig
+from graph_flows.gaplog import GapLog
+from graph_flows.knowledge import KnowledgeReader
+from graph_flows.nodes.answer import answer
+from graph_flows.nodes.plan import plan
+from graph_flows.nodes.reflect import reflect
+from graph_flows.nodes.retrieve import retrieve
+from graph_flows.reasoners.base import Reasoner
+from graph_flows.state import ThreadState, TurnInput, TurnOutput
+
+
+def route_after_reflect(state: ThreadState) -> Literal["retrieve", "answer"]:
+    return "answer" if state["stop_reason"] else "retrieve"
+
+
+def build_flow(
+    knowledge: KnowledgeReader,
+    reasoner: Reasoner,
+    flow_settings: FlowConfig,
+    *,
+    checkpointer: BaseCheckpointSaver | None,
+    gap_log: GapLog | None = None,
+) -> Any:
+    graph = StateGraph(ThreadState, input_schema=TurnInput, output_schema=TurnOutput)
+    graph.add_node("plan", partial(plan, knowledge=knowledge, reasoner=reasoner, flow_settings=flow_settings))
+    graph.add_node("retrieve", partial(retrieve, knowledge=knowledge, flow_settings=flow_settings))
+    graph.add_node(
+        "reflect", partial(reflect, knowledge=knowledge, reasoner=reasoner, flow_settings=flow_settings)
+    )
+    graph.add_node("answer", partial(answer, knowledge=knowledge, reasoner=reasoner, gap_log=gap_log))
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", "retrieve")
+    graph.add_edge("retrieve", "reflect")
+    graph.add_conditional_edges("reflect", route_after_reflect, ["retrieve", "answer"])
+    graph.add_edge("answer", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def sqlite_checkpointer(path: Path) -> SqliteSaver:
+    """A SqliteSaver on its own file; one connection shared across threads (SqliteSaver serialises access)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(conn)
+
+
+def thread_id(team: str, channel: str, thread_ts: str) -> str:
+    return f"{team}:{channel}:{thread_ts}"
+
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class Investigator:
+    """Runs one question turn on a thread. The caller resolves principals; the flow only carries them."""
+
+    flow: Any
+    flow_settings: FlowConfig
+
+    def ask(
+        self,
+        thread: str,
+        question: str,
+        *,
+        asker: str,
+        principals: frozenset[str],
+        max_rounds: int | None = None,
+        modes: list[str] | None = None,
+        progress: Progress | None = None,
+    ) -> TurnOutput:
+        payload: TurnInput = {
+            "thread_id": thread,
+            "question": question,
+            "asker": asker,
+            "principals": sorted(principals),
+            "max_rounds": max_rounds or self.flow_settings.max_rounds,
+            "modes": modes or ["text", "graph"],
+        }
+        config = {
+            "configurable": {"thread_id": thread},
+            "recursion_limit": self.flow_settings.recursion_limit,
+        }
+        if progress is None:
+            return self.flow.invoke(payload, config=config)
+        final: dict[str, Any] = {}
+        for mode, chunk in self.flow.stream(payload, config=config, stream_mode=["updates", "values"]):
+            if mode == "values":
+                final = chunk
+                continue
+            for delta in chunk.values():
+                trace = delta.get("trace") if isinstance(delta, dict) else None
+                if trace:
+                    progress(trace[-1])
+        return {k: final[k] for k in TurnOutput.__annotations__ if k in final}  # type: ignore[return-value]
+
+    def history(self, thread: str) -> dict[str, Any]:
+        config = {"configurable": {"thread_id": thread}}
+        return dict(self.flow.get_state(config).values)

@@ -1,0 +1,63 @@
+"""The gap log: open gaps by date, apart from answers, so recurring gaps point at missing *sources*.
+
+Entries hold the gap's kind and the question's own words, never passage text or restricted titles: the log is
+read by admins who may not see what the asker saw. One Markdown file per day under `<data dir>/gaps/`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+_LINE = re.compile(r"^- (?P<time>\d\d:\d\d) \[(?P<kind>[a-z_]+)\] (?P<what>.+?) \(asked: (?P<question>.*)\)$")
+
+
+class GapLog:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+
+    def append(self, question: str, gaps: list[dict[str, Any]], *, when: datetime | None = None) -> None:
+        if not gaps:
+            return
+        when = when or datetime.now(UTC)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{when.date().isoformat()}.md"
+        lines = [
+            f"- {when:%H:%M} [{g['kind']}] {_clean(g['log_what'])} (asked: {_clean(question)})\n"
+            for g in gaps
+        ]
+        with self._lock:
+            new = not path.exists()
+            with path.open("a", encoding="utf-8") as fh:
+                if new:
+                    fh.write(f"# Open gaps {when.date().isoformat()}\n\n")
+                fh.writelines(lines)
+
+    def summary(self, *, since: date | None = None, top: int = 20) -> list[dict[str, Any]]:
+        """Recurring gaps, most frequent first, with the days they were seen."""
+        counts: Counter[tuple[str, str]] = Counter()
+        days: dict[tuple[str, str], set[str]] = {}
+        for path in sorted(self.folder.glob("*.md")) if self.folder.is_dir() else []:
+            day = path.stem
+            if since and day < since.isoformat():
+                continue
+            for line in path.read_text(encoding="utf-8").splitlines():
+                m = _LINE.match(line)
+                if not m:
+                    continue
+                key = (m["kind"], m["what"].lower())
+                counts[key] += 1
+                days.setdefault(key, set()).add(day)
+        return [
+            {"kind": kind, "what": what, "count": n, "days": sorted(days[(kind, what)])}
+            for (kind, what), n in counts.most_common(top)
+        ]
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())[:200].replace("(asked:", "(asked")

@@ -1,0 +1,87 @@
+"""What the flow needs from the knowledge store, as a narrow protocol, and the asker-bound lexicon.
+
+Nodes never call a connector; they read the store through this interface, always with the asker's principals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from connectors.knowledge.names import find_mentions, normalise
+
+
+class KnowledgeReader(Protocol):
+    def search_text(
+        self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
+    ) -> list[Any]: ...
+
+    def similarity(self, query: str, chunk_ids: Any, principals: frozenset[str]) -> dict[str, float]: ...
+
+    def text_similarity(self, query: str, texts: Any) -> list[float]: ...
+
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[Any]: ...
+
+    def read(self, chunk_id: str, principals: frozenset[str]) -> Any | None: ...
+
+    def neighbors(
+        self, seeds: Iterable[str], principals: frozenset[str], types: set[str] | None = None
+    ) -> list[Any]: ...
+
+    def expand(
+        self, seeds: Iterable[str], principals: frozenset[str], k: int = 10
+    ) -> list[tuple[str, float]]: ...
+
+    def resolve(self, names: Iterable[str], principals: frozenset[str]) -> dict[str, list[str]]: ...
+
+    def graph(self, principals: frozenset[str]) -> Any: ...
+
+    def term_frequencies(
+        self, stems: Iterable[str], principals: frozenset[str]
+    ) -> tuple[int, dict[str, int]]: ...
+
+
+class StoreLexicon:
+    """Names and term weights as one asker sees them: only visible documents contribute."""
+
+    def __init__(self, knowledge: KnowledgeReader, principals: frozenset[str]) -> None:
+        self._knowledge = knowledge
+        self._principals = principals
+        self._graph = knowledge.graph(principals)
+        self._idf: dict[str, float] = {}
+
+    def names_in(self, text: str, *, strict: bool = True) -> list[str]:
+        names = self._graph.names
+        found = list(find_mentions(text, names, require_capital=strict))
+        # Typed questions are often lower case ("ios crash triage"): names of two or more words are safe to
+        # match without the capital letter.
+        found += [n for n in find_mentions(text, names, require_capital=False) if n not in found and " " in n]
+        return [self._graph.display.get(n, n) for n in found]
+
+    def resolve(self, name: str) -> list[str]:
+        return sorted(self._knowledge.resolve([name], self._principals).get(name, []))
+
+    def idf(self, term: str) -> float:
+        if term not in self._idf:
+            self.prefetch([term])
+        return self._idf[term]
+
+    def prefetch(self, stems: Iterable[str]) -> None:
+        wanted = [s for s in dict.fromkeys(stems) if s not in self._idf]
+        if not wanted:
+            return
+        total, freq = self._knowledge.term_frequencies(wanted, self._principals)
+        for s in wanted:
+            df = freq.get(s, 0)
+            self._idf[s] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        """Dense similarity of the query to texts already read (sentences of visible evidence)."""
+        return self._knowledge.text_similarity(query, texts)
+
+    def title_of(self, doc_id: str) -> str:
+        return str(self._graph.titles.get(doc_id, ""))
+
+    def is_title(self, name: str) -> bool:
+        return normalise(name) in self._graph.names

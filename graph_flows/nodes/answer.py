@@ -1,0 +1,146 @@
+"""answer: composes from established evidence, then the program's checks: citations verified (failing sentences
+dropped), conflicts reported with dates, gaps listed with their clues, confidence computed, the gap log fed.
+
+The answer is a structured record (text with [n] markers, sources, gaps, conflicts, confidence, the ranked
+passages handed to composition); rendering it for Slack or a terminal is someone else's job.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from graph_flows.checks import confidence, find_conflicts, verify_citations
+from graph_flows.gaplog import GapLog
+from graph_flows.knowledge import KnowledgeReader, StoreLexicon
+from graph_flows.reasoners.base import Reasoner
+from graph_flows.state import Evidence, ThreadState
+
+NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
+
+
+def answer(
+    state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner, gap_log: GapLog | None
+) -> dict:
+    started = time.perf_counter()
+    principals = frozenset(state["principals"])
+    lexicon = StoreLexicon(knowledge, principals)
+    plan = state["plan"]
+    evidence = {e["id"]: e for e in state["evidence"]}
+    composition = reasoner.compose(plan, list(evidence.values()), state["established"], lexicon=lexicon)
+    kept, dropped = verify_citations(composition.sentences, evidence)
+    related, dropped_related = verify_citations(composition.related, evidence)
+    dropped += dropped_related
+    numbers: dict[str, int] = {}
+
+    def cite(eid: str) -> int:
+        return numbers.setdefault(eid, len(numbers) + 1)
+
+    lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]
+    pool = [e for e in evidence.values() if e["relevance"] >= 0.3 and e["turn"] == state["turn"]]
+    conflicts = find_conflicts(kept, pool)
+    for conflict in conflicts:
+        for side in conflict["sides"]:
+            side["n"] = cite(side["evidence_id"])
+    established_ids = {eid for chain in state["established"].values() for eid in chain}
+    gaps = []
+    for gap in state["gaps"]:
+        gaps.append({**gap, "clue_numbers": [cite(c) for c in gap["clues"]]})
+    answered = bool(lines)
+    text = " ".join(f"{line['text']} {''.join(f'[{n}]' for n in line['cites'])}" for line in lines)
+    if not answered:
+        text = NOT_FOUND
+        closest = [f"“{s.text}” {''.join(f'[{cite(c)}]' for c in s.cites)}" for s in related]
+        if closest:
+            text += " The closest I found, which may not answer it: " + " ".join(closest)
+    support = [evidence[c]["relevance"] for s in kept for c in s.cites]
+    conf = confidence(
+        aspects=len(plan["aspects"]),
+        established=len(state["established"]),
+        support=support,
+        conflicts=len(conflicts),
+        cited=len(kept),
+    )
+    sources = [_source(evidence[eid], n) for eid, n in sorted(numbers.items(), key=lambda kv: kv[1])]
+    ranked = _ranked_docs(state, established_ids)
+    result: dict[str, Any] = {
+        "answered": answered,
+        "text": text,
+        "sentences": lines,
+        "related": [
+            {"text": s.text, "cites": [numbers[c] for c in s.cites]} for s in related if not answered
+        ],
+        "sources": sources,
+        "gaps": gaps,
+        "conflicts": conflicts,
+        "confidence": conf,
+        "ranked_docs": ranked,
+        "cited_docs": list(
+            dict.fromkeys(evidence[eid]["doc_id"] for eid in numbers if eid in established_ids)
+        ),
+        "stop_reason": state["stop_reason"],
+        "path": state["path"],
+        "rounds": state["round"],
+        "reasoner": reasoner.name,
+    }
+    if gap_log is not None and gaps:
+        gap_log.append(
+            state["question"],
+            [{"kind": g["kind"], "log_what": _aspect_text(plan, g)} for g in gaps],
+        )
+    record = {
+        "turn": state["turn"],
+        "question": state["question"],
+        "asker": state["asker"],
+        "evidence_ids": [eid for eid in numbers],
+        "gaps": state["gaps"],
+        "answered": answered,
+    }
+    entry = {
+        "node": "answer",
+        "cited": len(numbers),
+        "dropped": dropped,
+        "conflicts": len(conflicts),
+        "confidence": conf,
+        "path": state["path"],
+        "stop": state["stop_reason"],
+        "ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+def _source(e: Evidence, n: int) -> dict[str, Any]:
+    return {
+        "n": n,
+        "evidence_id": e["id"],
+        "doc_id": e["doc_id"],
+        "title": e["title"],
+        "url": e["url"],
+        "source": e["source"],
+        "kind": e["kind"],
+        "updated_at": e["updated_at"][:10],
+        "version": e["version"],
+        "snippet": e["text"][:300],
+    }
+
+
+def _ranked_docs(state: ThreadState, established_ids: set[str]) -> list[str]:
+    """The distinct passages handed to composition, best first: established chains, then gap clues, then the
+    rest by the reasoner's relevance and the retrieval score."""
+    turn = [e for e in state["evidence"] if e["turn"] == state["turn"] or e["id"] in established_ids]
+    by_id = {e["id"]: e for e in turn}
+    order: list[str] = []
+    for aspect in state["plan"]["aspects"]:
+        order += [by_id[i]["doc_id"] for i in state["established"].get(aspect["id"], []) if i in by_id]
+    for gap in state["gaps"]:
+        order += [by_id[i]["doc_id"] for i in gap["clues"] if i in by_id]
+    rest = sorted(turn, key=lambda e: (-e["relevance"], -e["score"], int(e["id"][1:] or 0)))
+    order += [e["doc_id"] for e in rest]
+    return list(dict.fromkeys(order))
+
+
+def _aspect_text(plan: dict[str, Any], gap: dict[str, Any]) -> str:
+    """Gap wording for the log: the question's own aspect text, never a passage title."""
+    if gap["kind"] == "missing_source":
+        return str(gap["what"])
+    return " / ".join(a["text"] for a in plan["aspects"])

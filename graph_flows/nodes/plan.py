@@ -1,0 +1,56 @@
+"""plan: starts a turn. Resets per-turn state, re-checks the thread's evidence against *this* asker, and asks
+the reasoner what must be known (aspects, entities, answer type, first direction)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+from graph_flows.config import FlowConfig
+from graph_flows.knowledge import KnowledgeReader, StoreLexicon
+from graph_flows.reasoners.base import Reasoner
+from graph_flows.state import PER_TURN_RESET, ThreadState
+
+
+def plan(
+    state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner, flow_settings: FlowConfig
+) -> dict:
+    started = time.perf_counter()
+    principals = frozenset(state["principals"])
+    kept = [e for e in state.get("evidence", []) if knowledge.read(e["chunk_id"], principals) is not None]
+    kept_ids = {e["id"] for e in kept}
+    history = [
+        {**t, "evidence_ids": [i for i in t["evidence_ids"] if i in kept_ids]} for t in state.get("turns", [])
+    ]
+    lexicon = StoreLexicon(knowledge, principals)
+    proposal = reasoner.plan(state["question"], history=history, lexicon=lexicon)
+    plan_dict: dict[str, Any] = asdict(proposal)
+    modes = state.get("modes") or ["text", "graph"]
+    turn = state.get("turn", 0) + 1
+    entry = {
+        "node": "plan",
+        "turn": turn,
+        "reasoner": reasoner.name,
+        "aspects": [a["text"] for a in proposal.aspects],
+        "entities": proposal.entities,
+        "answer_type": proposal.answer_type,
+        "comparison": proposal.comparison,
+        "followup_of": proposal.followup_of,
+        "reused_evidence": len(kept),
+        "dropped_evidence": len(state.get("evidence", [])) - len(kept),
+        "ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    return {
+        **PER_TURN_RESET,
+        "turn": turn,
+        "turns": history,
+        "started_at": time.time(),
+        "plan": plan_dict,
+        "modes": modes,
+        "max_rounds": state.get("max_rounds") or flow_settings.max_rounds,
+        "direction": "text",
+        "evidence": kept,
+        "next_queries": list(proposal.queries),
+        "trace": [entry],
+    }

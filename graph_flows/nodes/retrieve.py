@@ -1,0 +1,177 @@
+"""retrieve: one round of evidence gathering, in the direction reflect chose.
+
+- text: lexical + dense search (fused) for queries not tried before (normalised), plus on the first round the
+  passages of entities the question names.
+- graph: the documents the seeds denote and their ACL-filtered neighbourhood (personalised PageRank), each read
+  two-level: skim every chunk's title and first sentence, then read the best one.
+Every call carries the asker's principals; new evidence gets thread-stable ids ("E7").
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from graph_flows.config import FlowConfig
+from graph_flows.knowledge import KnowledgeReader
+from graph_flows.reading import sentences, term_set, terms
+from graph_flows.state import Evidence, ThreadState
+
+SNIPPET_CHARS = 1500
+
+
+def normalise_query(query: str) -> str:
+    return " ".join(sorted(set(terms(query))))
+
+
+def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: FlowConfig) -> dict:
+    started = time.perf_counter()
+    principals = frozenset(state["principals"])
+    rnd = state["round"] + 1
+    evidence = list(state["evidence"])
+    have_chunks = {e["chunk_id"] for e in evidence}
+    have_docs = {e["doc_id"] for e in evidence if e["turn"] == state["turn"]}
+    plan = state["plan"]
+    focus = set(terms(plan.get("effective_question") or state["question"]))
+    counter = _next_number(evidence)
+    new: list[Evidence] = []
+    tried = list(state["tried_queries"])
+    ran: list[str] = []
+    skimmed = 0
+
+    def add(hit: Any, via: str, parent: str | None, score: float) -> None:
+        nonlocal counter
+        if hit.chunk_id in have_chunks or hit.doc_id in have_docs:
+            return
+        have_chunks.add(hit.chunk_id)
+        have_docs.add(hit.doc_id)
+        counter += 1
+        new.append(_evidence(f"E{counter}", hit, state["turn"], rnd, via, parent, score))
+
+    if state["direction"] == "text" or rnd == 1:
+        if rnd == 1:
+            for name in plan.get("entities", []):
+                for doc_id in knowledge.resolve([name], principals).get(name, [])[:2]:
+                    hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+                    skimmed += n
+                    if hit is not None:
+                        add(hit, "entity", None, 1.0)
+        for query in state["next_queries"]:
+            key = normalise_query(query)
+            if not key or key in tried:
+                continue
+            tried.append(key)
+            ran.append(query)
+            mode = "hybrid" if "text" in state["modes"] else "bm25"
+            for hit in knowledge.search_text(query, principals, flow_settings.hits_per_query, mode=mode):
+                add(hit, "text", None, hit.score)
+    else:
+        by_id = {e["id"]: e for e in evidence}
+        origins = state.get("seed_origins", {})
+        seed_docs: list[tuple[str, str | None]] = []
+        for seed in state["seeds"]:
+            for doc_id in knowledge.resolve([seed], principals).get(seed, [])[:2]:
+                seed_docs.append((doc_id, origins.get(seed)))
+        for doc_id, parent in seed_docs:
+            hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+            skimmed += n
+            if hit is not None:
+                add(hit, "graph:mentions", parent, 0.9)
+        anchors = [d for d, _ in seed_docs] + [
+            e["doc_id"] for e in evidence if e["turn"] == state["turn"] and e["relevance"] >= 0.3
+        ]
+        if anchors:
+            for doc_id, score in knowledge.expand(anchors, principals, k=len(anchors) + 4):
+                if doc_id in have_docs:
+                    continue
+                parent = _parent_for(doc_id, knowledge, principals, seed_docs, by_id, evidence)
+                hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+                skimmed += n
+                if hit is not None:
+                    add(hit, "expand", parent, score)
+                if len(new) >= flow_settings.evidence_per_round:
+                    break
+    new = new[: flow_settings.evidence_per_round + len(plan.get("entities", []))]
+    question = plan.get("effective_question") or state["question"]
+    sims = knowledge.similarity(question, [e["chunk_id"] for e in new], principals)
+    new = [{**e, "dense": sims.get(e["chunk_id"], 0.0)} for e in new]
+    entry = {
+        "node": "retrieve",
+        "round": rnd,
+        "direction": state["direction"] if rnd > 1 else "text",
+        "queries": ran,
+        "seeds": list(state["seeds"]) if rnd > 1 else [],
+        "skimmed": skimmed,
+        "read": [e["id"] for e in new],
+        "reading": [e["title"] for e in new][:6],
+        "ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    return {
+        "round": rnd,
+        "tried_queries": tried,
+        "evidence": evidence + new,
+        "new_evidence": [e["id"] for e in new],
+        "read_docs": list(dict.fromkeys([*state["read_docs"], *(e["doc_id"] for e in new)])),
+        "trace": [*state["trace"], entry],
+    }
+
+
+def _best_chunk(
+    knowledge: KnowledgeReader, doc_id: str, principals: frozenset[str], focus: set[str]
+) -> tuple[Any | None, int]:
+    """Two-level reading: skim each chunk (title + first sentence + its terms), read the best one."""
+    chunks = knowledge.chunks_of(doc_id, principals)
+    if not chunks:
+        return None, 0
+    if len(chunks) == 1:
+        return chunks[0], 1
+
+    def skim(hit: Any) -> float:
+        first = (sentences(hit.text) or [""])[0]
+        return len(focus & term_set(hit.text)) + 0.5 * len(focus & term_set(first)) - 0.01 * chunks.index(hit)
+
+    return max(chunks, key=skim), len(chunks)
+
+
+def _parent_for(
+    doc_id: str,
+    knowledge: KnowledgeReader,
+    principals: frozenset[str],
+    seed_docs: list[tuple[str, str | None]],
+    by_id: dict[str, Evidence],
+    evidence: list[Evidence],
+) -> str | None:
+    """The evidence adjacent to an expanded document, if any: the chain it hangs from."""
+    anchors = {e["doc_id"]: e["id"] for e in evidence if e["relevance"] >= 0.3}
+    for neighbor in knowledge.neighbors([doc_id], principals):
+        if neighbor.doc_id in anchors:
+            return anchors[neighbor.doc_id]
+    return None
+
+
+def _evidence(
+    eid: str, hit: Any, turn: int, rnd: int, via: str, parent: str | None, score: float
+) -> Evidence:
+    return {
+        "id": eid,
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "title": hit.title,
+        "url": hit.url,
+        "source": hit.source,
+        "kind": hit.kind,
+        "text": hit.text[:SNIPPET_CHARS],
+        "updated_at": hit.updated_at,
+        "version": hit.version,
+        "turn": turn,
+        "round": rnd,
+        "via": via,
+        "parent": parent,
+        "score": float(score),
+        "dense": 0.0,
+        "relevance": 0.0,
+    }
+
+
+def _next_number(evidence: list[Evidence]) -> int:
+    return max((int(e["id"][1:]) for e in evidence if e["id"][1:].isdigit()), default=0)

@@ -1,0 +1,203 @@
+"""The LLM reasoner: the model proposes plan, reflection and composition as JSON; the program validates them.
+
+`llm_mapping` checks what the nodes cannot (plan entities named in the question, gaps tied to the material,
+composed sentences grounded in their passages); evidence ids, clues and entity quotes are checked by the
+nodes exactly as for the offline reasoner, so the output stays in the same dataclasses. Any step the model
+fails (bad JSON after one repair, transport errors after retries, the question's budget spent) gets the
+offline reasoner's decision, and the notes say "fallback: offline (reason)".
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pydantic import SecretStr
+
+from graph_flows.reasoners import prompts
+from graph_flows.reasoners.base import (
+    BadModelOutput,
+    Composition,
+    Lexicon,
+    PlanProposal,
+    Reasoner,
+    ReflectionProposal,
+)
+from graph_flows.reasoners.llm_client import (
+    BudgetSpent,
+    Ledger,
+    Ledgers,
+    LLMLimits,
+    ModelClient,
+    ModelUnavailable,
+)
+from graph_flows.reasoners.llm_mapping import (
+    composition_from,
+    instruction_like,
+    plan_from,
+    reflection_from,
+    shown_passages,
+)
+from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
+from graph_flows.reasoners.offline import OfflineReasoner
+from graph_flows.state import Evidence, TurnRecord
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+class LLMSettings(Protocol):
+    llm_model: str | None
+    llm_base_url: str | None
+    llm_api_key: SecretStr | None
+
+
+@dataclass
+class LLMPlanProposal(PlanProposal):
+    """A plan carrying its question's run id (into state["plan"]) so reflect and compose find the ledger."""
+
+    llm_run: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+class LLMReasoner:
+    name = "llm"
+
+    def __init__(
+        self, client: ModelClient, *, model: str = "", fallback: OfflineReasoner | None = None
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.limits: LLMLimits = client.limits
+        self.fallback = fallback or OfflineReasoner()
+        self.ledgers = Ledgers()
+
+    def ledger(self, plan: dict[str, Any]) -> Ledger:
+        return self.ledgers.get(str(plan.get("llm_run") or "-"))
+
+    def usage(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """Calls, tokens, retries and fallbacks of the question `plan` belongs to."""
+        return self.ledger(plan).usage()
+
+    # ------------------------------------------------------------------ plan
+    def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
+        run = uuid.uuid4().hex[:12]
+        ledger = self.ledgers.get(run)
+        previous = history[-1] if history else None
+        notes: list[str] = []
+
+        def ask() -> PlanProposal:
+            message = prompts.plan_message(question, previous["question"] if previous else None)
+            out = self.client.ask(ledger, prompts.PLAN, message, PlanOut, step="plan")
+            return plan_from(out, question, previous, lexicon, notes)
+
+        proposal, step_notes = self._step(
+            ledger, "plan", ask, lambda: self.fallback.plan(question, history=history, lexicon=lexicon), notes
+        )
+        fields = {k: getattr(proposal, k) for k in PlanProposal.__dataclass_fields__ if k != "notes"}
+        return LLMPlanProposal(**fields, llm_run=run, notes=step_notes)
+
+    # ------------------------------------------------------------------ reflect
+    def reflect(
+        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+    ) -> ReflectionProposal:
+        ledger = self.ledger(plan)
+        shown = shown_passages(evidence, first=new_ids, limit=self.limits.max_passages)
+        notes = instruction_like(shown, ledger.flagged)
+
+        def ask() -> ReflectionProposal:
+            message = prompts.reflect_message(plan, shown, new_ids)
+            out = self.client.ask(ledger, prompts.REFLECT, message, ReflectOut, step="reflect")
+            return reflection_from(out, plan, {e["id"] for e in shown}, notes)
+
+        def offline() -> ReflectionProposal:
+            return self.fallback.reflect(plan, evidence, new_ids=new_ids, lexicon=lexicon)
+
+        proposal, step_notes = self._step(ledger, "reflect", ask, offline, notes)
+        proposal.notes = [*proposal.notes, *step_notes]
+        return proposal
+
+    # ------------------------------------------------------------------ compose
+    def compose(
+        self,
+        plan: dict[str, Any],
+        evidence: Sequence[Evidence],
+        established: dict[str, list[str]],
+        *,
+        lexicon: Lexicon,
+    ) -> Composition:
+        ledger = self.ledger(plan)
+        chains = [eid for chain in established.values() for eid in chain]
+        shown = shown_passages(evidence, first=chains, limit=self.limits.max_passages)
+        notes = instruction_like(shown, ledger.flagged)
+
+        def ask() -> Composition:
+            message = prompts.compose_message(plan, shown, established)
+            out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
+            composition = composition_from(out, plan, evidence, notes)
+            if established and not composition.sentences:
+                raise BadModelOutput("no grounded sentence although aspects are established")
+            return composition
+
+        def offline() -> Composition:
+            return self.fallback.compose(plan, evidence, established, lexicon=lexicon)
+
+        composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
+        u = ledger.usage()
+        total = (
+            f"usage: {u['calls']} call(s), {u['tokens']} tokens, {u['retries']} retries, "
+            f"{len(u['fallbacks'])} fallback(s) this question"
+        )
+        composition.notes = [*composition.notes, *step_notes, total]
+        return composition
+
+    # ------------------------------------------------------------------ shared
+    def _step(
+        self, ledger: Ledger, step: str, ask: Callable[[], R], offline: Callable[[], R], notes: list[str]
+    ) -> tuple[R, list[str]]:
+        """Runs the model's version of a step, or the offline one; returns it with the step's notes."""
+        start = len(ledger.notes)
+        reason = (
+            f"model unavailable earlier in this question: {ledger.unavailable}" if ledger.unavailable else ""
+        )
+        if not reason:
+            calls, tokens = ledger.calls, ledger.tokens
+            try:
+                result = ask()
+            except BudgetSpent as exc:
+                reason = f"budget spent: {exc}"
+            except ModelUnavailable as exc:
+                reason = f"model unavailable: {exc}"
+            except BadModelOutput as exc:
+                reason = f"invalid reply: {exc}"
+            else:
+                notes.append(f"llm {step}: {ledger.calls - calls} call(s), {ledger.tokens - tokens} tokens")
+                ledger.notes.extend(notes)
+                return result, ledger.notes[start:]
+        ledger.fallbacks.append(f"{step}: {reason}")
+        notes.append(f"fallback: offline ({reason})")
+        ledger.notes.extend(notes)
+        log.warning(
+            "llm step fell back to offline", extra={"step": step, "run": ledger.run, "reason": reason}
+        )
+        return offline(), ledger.notes[start:]
+
+
+def build_reasoner(
+    settings: LLMSettings, *, limits: LLMLimits | None = None, sleep: Callable[[float], None] | None = None
+) -> Reasoner:
+    """The LLM reasoner when `llm_model` is set ("openai:<name>" + base_url, "ollama:<name>",
+    "anthropic:<name>"), else the offline rule reasoner."""
+    if not settings.llm_model:
+        return OfflineReasoner()
+    from graph_flows.reasoners.llm_client import build_chat_model
+
+    limits = limits or LLMLimits()
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    chat = build_chat_model(settings.llm_model, base_url=settings.llm_base_url, api_key=key, limits=limits)
+    client = ModelClient(chat, limits) if sleep is None else ModelClient(chat, limits, sleep=sleep)
+    return LLMReasoner(client, model=settings.llm_model)

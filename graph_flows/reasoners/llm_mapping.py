@@ -1,0 +1,171 @@
+"""Model output -> the proposals of `reasoners.base`, with the checks only the LLM reasoner needs. Pure.
+
+- plan: aspect ids and stemmed terms are the program's; entities must be named in the question.
+- reflect: relevance only for passages shown; a gap without clues must name the aspect no passage covers
+  ("more background knowledge" is rejected). Evidence ids, clues and entity quotes are left to the node.
+- compose: a sentence must be grounded in the passages it cites (most content terms, every number and date);
+  sentences citing unknown ids go through so the answer node drops them and says so.
+Every rejection becomes a note, which the trace shows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from connectors.knowledge.names import normalise
+from graph_flows.reading import term_set, terms, values
+from graph_flows.reasoners.base import (
+    ComposedSentence,
+    Composition,
+    EntityCandidate,
+    Lexicon,
+    PlanProposal,
+    ReflectionProposal,
+)
+from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
+from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
+
+GROUNDED_SHARE = 0.5  # share of a sentence's content terms that must occur in the passages it cites
+MAX_QUERY_CHARS = 200
+_INSTRUCTION_LIKE = re.compile(
+    r"\b(ignore (?:all |any )?(?:previous|prior|above) instructions|disregard .{0,30}instructions|"
+    r"you are now|act as (?:an? )?(?:admin|administrator|root|system)|system prompt)\b",
+    re.I,
+)
+
+
+def plan_from(
+    out: PlanOut, question: str, previous: TurnRecord | None, lexicon: Lexicon, notes: list[str]
+) -> PlanProposal:
+    followup_of = previous["turn"] if out.followup and previous else None
+    effective = " ".join(question.split())
+    if followup_of is not None and previous is not None:
+        effective = out.effective_question or f"{effective} {previous['question']}"
+    allowed = f" {normalise(question)} {normalise(previous['question']) if previous else ''} "
+
+    def named(names: Sequence[str]) -> list[str]:
+        kept = [n for n in names if normalise(n) and f" {normalise(n)} " in allowed]
+        for n in names:
+            note = f"rejected plan entity not in the question: {n[:60]}"
+            if n not in kept and note not in notes:
+                notes.append(note)
+        return kept
+
+    entities = _dedupe([*named(out.entities), *lexicon.names_in(effective)])
+    aspects: list[Aspect] = [
+        {
+            "id": f"a{i + 1}",
+            "text": a.text,
+            "terms": _dedupe(terms(a.text)) or _dedupe(terms(effective)),
+            "entities": named(a.entities),
+        }
+        for i, a in enumerate(out.aspects)
+    ]
+    queries = _dedupe([effective, *(q[:MAX_QUERY_CHARS] for q in out.queries if q.strip())])
+    return PlanProposal(
+        aspects=aspects,
+        entities=entities,
+        answer_type=out.answer_type,
+        comparison=out.comparison and len(aspects) > 1,
+        direction=out.direction,
+        queries=queries,
+        followup_of=followup_of,
+        effective_question=effective,
+    )
+
+
+def reflection_from(
+    out: ReflectOut, plan: dict[str, Any], shown: set[str], notes: list[str]
+) -> ReflectionProposal:
+    aspects = {a["id"]: a for a in plan["aspects"]}
+    relevance = {eid: max(0.0, min(1.0, v)) for eid, v in out.relevance.items() if eid in shown}
+    notes.extend(
+        f"rejected relevance for unknown evidence {eid[:20]}" for eid in out.relevance if eid not in shown
+    )
+    missing: list[Gap] = []
+    for gap in out.missing:
+        if gap.kind != "missing_source":  # the node keeps it only if a clue is known evidence
+            missing.append({"kind": gap.kind, "what": gap.what, "clues": list(gap.clues)})
+        elif gap.aspect in aspects:
+            missing.append({"kind": "missing_source", "what": aspects[gap.aspect]["text"], "clues": []})
+        else:
+            notes.append(f"rejected gap without clues or aspect: {gap.what[:80]}")
+    return ReflectionProposal(
+        relevance=relevance,
+        established={e.aspect: list(e.evidence) for e in out.established},
+        missing=missing,
+        entities=[
+            EntityCandidate(name=c.name, evidence_id=c.evidence_id, score=relevance.get(c.evidence_id, 0.0))
+            for c in out.entities
+        ],
+        direction=out.direction,
+        queries=[q[:MAX_QUERY_CHARS] for q in out.queries if q.strip()],
+    )
+
+
+def composition_from(
+    out: ComposeOut, plan: dict[str, Any], evidence: Sequence[Evidence], notes: list[str]
+) -> Composition:
+    by_id = {e["id"]: e for e in evidence}
+    aspects = {a["id"] for a in plan["aspects"]}
+    kept: list[ComposedSentence] = []
+    for s in out.sentences:
+        cited = [by_id[c] for c in s.cites if c in by_id]
+        if len(cited) == len(s.cites) and not grounded(s.text, cited):
+            notes.append(f"rejected ungrounded sentence: {s.text[:100]}")
+            continue  # unknown citations go through: the answer node drops them and says so
+        kept.append(
+            ComposedSentence(
+                text=s.text, cites=list(s.cites), aspect=s.aspect if s.aspect in aspects else None
+            )
+        )
+    for c in out.conflicts:
+        if all(eid in by_id for eid in c.evidence):
+            notes.append(f"model reports a conflict about {c.about[:80]} between {', '.join(c.evidence)}")
+    for g in out.gaps:
+        if g.clues and all(eid in by_id for eid in g.clues):
+            notes.append(f"model reports a gap: {g.what[:80]} (clues {', '.join(g.clues)})")
+    return Composition(sentences=kept, answered=bool(kept) and out.answered)
+
+
+def grounded(sentence: str, cited: Sequence[Evidence]) -> bool:
+    """Whether a sentence says only what its passages say: most content terms, and every number and date."""
+    source = " ".join(f"{e['title']} {e['text']}" for e in cited)
+    own, pool = term_set(sentence), term_set(source)
+    if not own or len(own & pool) / len(own) < GROUNDED_SHARE:
+        return False
+    flat = source.lower().replace(",", "")
+    return all(v in flat for v in values(sentence))
+
+
+def shown_passages(evidence: Sequence[Evidence], *, first: Sequence[str], limit: int) -> list[Evidence]:
+    """The passages put in front of the model: `first` ids, then by relevance and score, at most `limit`."""
+    priority = {eid: i for i, eid in enumerate(first)}
+    ranked = sorted(
+        evidence, key=lambda e: (priority.get(e["id"], len(priority)), -e["relevance"], -e["score"])
+    )
+    return ranked[:limit]
+
+
+def instruction_like(shown: Sequence[Evidence], already: set[str]) -> list[str]:
+    notes = []
+    for e in shown:
+        if e["id"] not in already and _INSTRUCTION_LIKE.search(e["text"]):
+            already.add(e["id"])
+            notes.append(
+                f"passage {e['id']} ({e['title'][:40]}) contains instruction-like text; treated as data"
+            )
+    return notes
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = normalise(item) or item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

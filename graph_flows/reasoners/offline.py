@@ -1,0 +1,372 @@
+"""The offline rule reasoner: the embedded default and every benchmark's baseline. No model, no network.
+
+- plan: entities (known names, ticket keys, quoted phrases), comparison sides (one aspect per side), the
+  expected answer type, follow-ups read against the thread's previous question.
+- reflect: the three fixed questions. (1) What is established: an aspect is established by a *chain* of passages
+  (entity passage -> bridge -> answer) whose best sentences cover the aspect's terms, weighted by IDF, and whose
+  last sentence has the expected answer's shape. (2) What is missing: the uncovered terms of the best chain,
+  as a relation gap with the chain as clues, or an explanation gap, or a missing source. (3) Where next: the
+  graph, seeded by names found in relevant passages only, or text, with the uncovered terms.
+- compose: extractive; the supporting sentence of each chain link, each with its citation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.knowledge.names import TICKET_KEY, normalise, tokens
+from graph_flows.reading import answer_type, has_answer_shape, sentences, stem, term_set, terms
+from graph_flows.reasoners.base import (
+    ComposedSentence,
+    Composition,
+    EntityCandidate,
+    Lexicon,
+    PlanProposal,
+    ReflectionProposal,
+)
+from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
+
+_FOLLOWUP_START = re.compile(
+    r"^(and|also|what about|how about|same for|and for|and in|and the|what of|then)\b", re.I
+)
+_PRONOUN = re.compile(r"\b(it|its|that|this|they|them|those|these|he|she|his|her)\b", re.I)
+_COMPARISON = re.compile(r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same)\b", re.I)
+_QUOTED = re.compile(r"[\"“]([^\"”]{3,80})[\"”]")
+_CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'-]*(?:\s+(?:of|the|and|de|von|van|[A-Z][\w'-]*))*)")
+
+RELEVANT = 0.3  # support at which a passage counts as relevant to an aspect
+ESTABLISHED = 0.55  # support at which a chain establishes an aspect
+LEXICAL_SHARE = 0.6  # support = 0.6 * IDF-weighted term coverage + 0.4 * dense similarity (rescaled)
+DENSE_FLOOR, DENSE_SPAN = 0.2, 0.45  # MiniLM cosine: ~0.2 unrelated, ~0.65 and above on topic
+
+
+RELATED_MIN = 0.45  # a closest-passage sentence must score at least this to be shown
+
+
+def dense_support(similarity: float) -> float:
+    return max(0.0, min(1.0, (similarity - DENSE_FLOOR) / DENSE_SPAN))
+
+
+MAX_CHAIN = 4
+
+
+@dataclass
+class _Reading:
+    """One passage read against one aspect: the best sentence and the terms it covers."""
+
+    evidence: Evidence
+    best: str
+    covered: frozenset[str]
+    coverage: float
+
+
+class OfflineReasoner:
+    name = "offline"
+
+    def __init__(self, *, max_seeds: int = 4) -> None:
+        self.max_seeds = max_seeds
+
+    # ------------------------------------------------------------------ plan
+    def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
+        q = " ".join(question.split())
+        effective, followup_of = q, None
+        if history and _is_followup(q, lexicon):
+            previous = history[-1]
+            effective = f"{q} {previous['question']}"
+            followup_of = previous["turn"]
+        keys = TICKET_KEY.findall(effective)
+        quoted = _QUOTED.findall(q)
+        names = lexicon.names_in(effective)
+        entities = _dedupe([*keys, *quoted, *names])
+        kind = answer_type(q)
+        if kind == "thing" and followup_of is not None and history:
+            kind = answer_type(history[-1]["question"])
+        sides = _comparison_sides(q, entities)
+        aspects: list[Aspect]
+        if sides:
+            side_terms = {t for side in sides for t in terms(side)}
+            relation = [t for t in terms(effective) if t not in side_terms]
+            aspects = [
+                {
+                    "id": f"a{i + 1}",
+                    "text": f"{side} {' '.join(_words_for(effective, relation))}".strip(),
+                    "terms": _dedupe([*terms(side), *relation]),
+                    "entities": [side],
+                }
+                for i, side in enumerate(sides)
+            ]
+        else:
+            aspects = [
+                {"id": "a1", "text": effective, "terms": _dedupe(terms(effective)), "entities": entities}
+            ]
+        queries = [effective] + ([a["text"] for a in aspects] if sides else [])
+        return PlanProposal(
+            aspects=aspects,
+            entities=entities,
+            answer_type=kind,
+            comparison=bool(sides),
+            direction="text",
+            queries=queries,
+            followup_of=followup_of,
+            effective_question=effective,
+        )
+
+    # ------------------------------------------------------------------ reflect
+    def reflect(
+        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+    ) -> ReflectionProposal:
+        relevance: dict[str, float] = {e["id"]: 0.0 for e in evidence}
+        established: dict[str, list[str]] = {}
+        missing: list[Gap] = []
+        candidates: dict[str, EntityCandidate] = {}
+        uncovered_words: list[str] = []
+        notes: list[str] = []
+        by_id = {e["id"]: e for e in evidence}
+        for aspect in plan["aspects"]:
+            weights = {t: lexicon.idf(t) for t in aspect["terms"]}
+            total = sum(weights.values()) or 1.0
+            entity_terms = {t for name in aspect["entities"] for t in terms(name)}
+            readings = {e["id"]: _read(e, weights, total) for e in evidence}
+            for eid, reading in readings.items():
+                bonus = 0.25 if _is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
+                lexical_part = min(1.0, reading.coverage + bonus)
+                support = LEXICAL_SHARE * lexical_part + (1 - LEXICAL_SHARE) * dense_support(
+                    by_id[eid].get("dense", 0.0)
+                )
+                relevance[eid] = max(relevance[eid], support, lexical_part if lexical_part >= 0.6 else 0.0)
+            best_chain, best_cov, best_terms = _best_chain(
+                readings, by_id, weights, total, plan["answer_type"], aspect["entities"]
+            )
+            notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
+            if best_chain and best_cov >= ESTABLISHED:
+                established[aspect["id"]] = best_chain
+                continue
+            uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
+            uncovered_words += _words_for(plan.get("effective_question", aspect["text"]), uncovered)
+            if best_chain and best_cov >= 0.2:
+                head = by_id[best_chain[-1]]["title"]
+                what = f"how {head} relates to: {' '.join(_words_for(aspect['text'], uncovered)) or aspect['text']}"
+                kind = "explanation" if plan["answer_type"] == "explanation" else "relation"
+                missing.append({"kind": kind, "what": what, "clues": best_chain})
+            else:
+                missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
+            for eid in readings:
+                if relevance[eid] < RELEVANT:
+                    continue  # text feeds the graph from relevant passages only
+                for sentence in sentences(by_id[eid]["text"]):
+                    sentence_terms = term_set(sentence)
+                    context = sum(weights.get(t, 0.0) for t in sentence_terms) / total
+                    for name in lexicon.names_in(sentence):
+                        if normalise(name) == normalise(by_id[eid]["title"]):
+                            continue
+                        score = relevance[eid] + context
+                        if name not in candidates or candidates[name].score < score:
+                            candidates[name] = EntityCandidate(name=name, evidence_id=eid, score=score)
+        ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.name))[: self.max_seeds * 2]
+        direction = "graph" if ranked else "text"
+        queries = []
+        if uncovered_words:
+            anchor = " ".join(plan.get("entities", [])[:2])
+            queries.append(f"{anchor} {' '.join(_dedupe(uncovered_words))}".strip())
+        return ReflectionProposal(
+            relevance=relevance,
+            established=established,
+            missing=[] if len(established) == len(plan["aspects"]) else missing,
+            entities=ranked,
+            direction=direction,
+            queries=queries,
+            notes=notes,
+        )
+
+    # ------------------------------------------------------------------ compose
+    def compose(
+        self,
+        plan: dict[str, Any],
+        evidence: Sequence[Evidence],
+        established: dict[str, list[str]],
+        *,
+        lexicon: Lexicon,
+    ) -> Composition:
+        by_id = {e["id"]: e for e in evidence}
+        question = plan.get("effective_question", "")
+        out: list[ComposedSentence] = []
+        seen: set[str] = set()
+        for aspect in plan["aspects"]:
+            chain = established.get(aspect["id"], [])
+            weights = {t: lexicon.idf(t) for t in aspect["terms"]}
+            for i, eid in enumerate(chain):
+                e = by_id.get(eid)
+                if e is None:
+                    continue
+                nxt = by_id.get(chain[i + 1]) if i + 1 < len(chain) else None
+                picked = [_bridge_sentence(e, nxt)] if nxt else []
+                picked += [s for s in _best_sentences(e, weights, plan["answer_type"], question, lexicon)]
+                for sentence in [p for p in picked if p][: 2 if nxt is None else 1]:
+                    key = normalise(sentence)
+                    if key and key not in seen:
+                        seen.add(key)
+                        out.append(ComposedSentence(text=sentence, cites=[eid], aspect=aspect["id"]))
+        related: list[ComposedSentence] = []
+        if not out:
+            weights = {t: lexicon.idf(t) for a in plan["aspects"] for t in a["terms"]}
+            ranked = sorted(evidence, key=lambda e: -e.get("relevance", 0.0))[:3]
+            scored = [
+                (*_best_sentence(e, weights, plan["answer_type"], question, lexicon), e)
+                for e in ranked
+                if e.get("relevance", 0.0) >= RELEVANT
+            ]
+            for sentence, score, e in sorted(scored, key=lambda item: -item[1])[:3]:
+                if score >= RELATED_MIN and normalise(sentence) not in seen:
+                    seen.add(normalise(sentence))
+                    related.append(ComposedSentence(text=sentence, cites=[e["id"]]))
+        return Composition(sentences=out, answered=bool(out), related=related)
+
+
+# ---------------------------------------------------------------------- helpers
+def _is_followup(question: str, lexicon: Lexicon) -> bool:
+    if _FOLLOWUP_START.search(question):
+        return True
+    content = terms(question)
+    if len(content) <= 2:
+        return True
+    return bool(_PRONOUN.search(question)) and not lexicon.names_in(question) and len(content) <= 5
+
+
+def _comparison_sides(question: str, entities: list[str]) -> list[str]:
+    if not _COMPARISON.search(question):
+        return []
+    q = normalise(question)
+    sides = [e for e in entities if normalise(e) and normalise(e) in q]
+    sides = [s for s in sides if not any(s != o and normalise(s) in normalise(o) for o in sides)]
+    if len(sides) < 2:
+        found = [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
+        sides = _dedupe([*sides, *found])
+    return sides[:4] if len(sides) >= 2 else []
+
+
+def _is_entity_passage(e: Evidence, entities: Sequence[str]) -> bool:
+    title = normalise(e["title"])
+    return any(
+        normalise(name) and (normalise(name) == title or title.startswith(normalise(name) + " "))
+        for name in entities
+    )
+
+
+def _read(e: Evidence, weights: dict[str, float], total: float) -> _Reading:
+    title_terms = term_set(e["title"])
+    best, best_cov, best_terms = "", -1.0, frozenset()
+    for sentence in sentences(e["text"]) or [e["title"]]:
+        covered = frozenset(t for t in weights if t in title_terms or t in term_set(sentence))
+        cov = sum(weights[t] for t in covered) / total
+        if cov > best_cov:
+            best, best_cov, best_terms = sentence, cov, covered
+    return _Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0))
+
+
+def _best_chain(
+    readings: dict[str, _Reading],
+    by_id: dict[str, Evidence],
+    weights: dict[str, float],
+    total: float,
+    kind: str,
+    entities: Sequence[str],
+) -> tuple[list[str], float, frozenset[str]]:
+    """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped sentence."""
+    best: tuple[list[str], float, frozenset[str]] = ([], 0.0, frozenset())
+    entity_roots = {eid for eid in readings if _is_entity_passage(by_id[eid], entities)}
+    for eid, reading in readings.items():
+        chain = [eid]
+        parent = by_id[eid].get("parent")
+        while parent and parent in by_id and parent not in chain and len(chain) < MAX_CHAIN:
+            chain.insert(0, parent)
+            parent = by_id[parent].get("parent")
+        covered: set[str] = set()
+        for link in chain:
+            covered |= readings[link].covered
+        lexical_part = sum(weights[t] for t in covered) / total
+        dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
+        coverage = LEXICAL_SHARE * lexical_part + (1 - LEXICAL_SHARE) * dense_part
+        if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
+            reading.best, kind
+        ):
+            coverage *= 0.7
+        if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):
+            coverage *= 0.8
+        elif entity_roots and chain[0] not in entity_roots:
+            coverage *= 0.7  # the entity's own passage is the better root when the question names it
+        if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
+            best = (chain, coverage, frozenset(covered))
+    return best
+
+
+def _mentions(e: Evidence, name: str) -> bool:
+    key = normalise(name)
+    return bool(key) and (key in normalise(e["title"]) or key in normalise(e["text"]))
+
+
+def _bridge_sentence(e: Evidence, nxt: Evidence) -> str | None:
+    """The sentence of `e` that names the next passage of the chain: why the chain goes on."""
+    target = normalise(nxt["title"])
+    for sentence in sentences(e["text"]):
+        if target and target in normalise(sentence):
+            return sentence
+    return None
+
+
+def _best_sentences(
+    e: Evidence, weights: dict[str, float], kind: str, question: str, lexicon: Lexicon
+) -> list[str]:
+    """The best sentence, and the runner-up when it scores nearly as well (questions often ask two things)."""
+    ranked = _scored_sentences(e, weights, kind, question, lexicon)
+    return [s for score, s in ranked[:2] if score >= 0.75 * ranked[0][0]]
+
+
+def _best_sentence(
+    e: Evidence, weights: dict[str, float], kind: str, question: str, lexicon: Lexicon
+) -> tuple[str, float]:
+    score, sentence = _scored_sentences(e, weights, kind, question, lexicon)[0]
+    return sentence, score
+
+
+def _scored_sentences(
+    e: Evidence, weights: dict[str, float], kind: str, question: str, lexicon: Lexicon
+) -> list[tuple[float, str]]:
+    """The sentence that best answers: its own terms, the title's, the dense similarity, the answer's shape."""
+    total = sum(weights.values()) or 1.0
+    title_terms = term_set(e["title"])
+    title = normalise(e["title"])
+    candidates = [s for s in sentences(e["text"]) if len(s) > 3 and normalise(s) != title] or [e["title"]]
+    sims = lexicon.similarity(question, candidates) if question else [0.0] * len(candidates)
+    scored = []
+    for i, (sentence, sim) in enumerate(zip(candidates, sims, strict=True)):
+        sentence_terms = term_set(sentence)
+        cov = sum(w for t, w in weights.items() if t in sentence_terms or t in title_terms) / total
+        own = sum(w for t, w in weights.items() if t in sentence_terms) / total
+        shape = 0.15 if has_answer_shape(sentence, kind) else 0.0
+        heading = 0.3 if len(tokens(sentence)) < 5 else 0.0
+        score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape - heading - 0.01 * i
+        scored.append((score, sentence))
+    return sorted(scored, key=lambda item: -item[0])
+
+
+def _words_for(text: str, stems: Sequence[str]) -> list[str]:
+    wanted = set(stems)
+    out: list[str] = []
+    for token in tokens(text):
+        if stem(token) in wanted and token not in out:
+            out.append(token)
+    return out
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = normalise(item) or item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

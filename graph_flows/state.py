@@ -1,0 +1,131 @@
+"""The thread state: plain JSON types only, checkpointed per Slack thread.
+
+Every key is overwritten by the node that owns it (nodes return whole new values, never mutate), so there are
+no accumulating reducers to grow across turns: `plan` resets the per-turn keys at the start of each turn, and
+the only keys that outlive a turn are `turns` (the thread's history) and `evidence` (re-checked against the
+current asker's principals by `plan` before any reuse).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+Direction = Literal["text", "graph"]
+
+
+class Evidence(TypedDict):
+    id: str  # "E3": stable within the thread; what [n] citations point at
+    chunk_id: str
+    doc_id: str
+    title: str
+    url: str
+    source: str
+    kind: str
+    text: str  # the passage as read
+    updated_at: str
+    version: str
+    turn: int
+    round: int
+    via: str  # "text", "entity", "graph:<edge type>", "expand"
+    parent: str | None  # the evidence whose passage led here (graph rounds): the chain a claim rests on
+    score: float  # retrieval score (fused), for ranking
+    dense: float  # cosine similarity of the passage to the turn's question
+    relevance: float  # the reasoner's judgement in [0, 1] (0 until reflected on)
+
+
+class Aspect(TypedDict):
+    id: str  # "a1"
+    text: str
+    terms: list[str]
+    entities: list[str]
+
+
+class Gap(TypedDict):
+    kind: Literal["relation", "explanation", "missing_source"]
+    what: str
+    clues: list[str]  # evidence ids
+
+
+class TurnRecord(TypedDict):
+    turn: int
+    question: str
+    asker: str
+    evidence_ids: list[str]
+    gaps: list[Gap]
+    answered: bool
+
+
+class TurnInput(TypedDict, total=False):
+    """What the caller passes for a new turn. `principals` are resolved by the caller from the asker's
+    identity; nothing a reasoner or retrieved text says can change them."""
+
+    thread_id: str
+    question: str
+    asker: str
+    principals: list[str]
+    max_rounds: int
+    modes: list[str]  # retrieval directions allowed this turn: ["text", "graph"] by default
+
+
+class ThreadState(TypedDict, total=False):
+    thread_id: str
+    question: str
+    asker: str
+    principals: list[str]
+    max_rounds: int
+    modes: list[str]
+    turn: int
+    turns: list[TurnRecord]
+    # per turn
+    started_at: float
+    plan: dict[str, Any]  # aspects, entities, answer_type, comparison, followup_of, first direction
+    round: int
+    direction: Direction
+    tried_queries: list[str]
+    next_queries: list[str]
+    evidence: list[Evidence]
+    new_evidence: list[str]  # ids found by the last retrieve
+    read_docs: list[str]
+    seeds: list[str]
+    seed_origins: dict[str, str]  # seed name -> the evidence id it was quoted from
+    used_seeds: list[str]
+    established: dict[str, list[str]]  # aspect id -> evidence ids
+    gaps: list[Gap]
+    rounds_without_new_entities: int
+    stop_reason: str | None
+    path: str  # "fast" or "loop"
+    answer: dict[str, Any]
+    trace: list[dict[str, Any]]
+
+
+class TurnOutput(TypedDict, total=False):
+    thread_id: str
+    question: str
+    asker: str
+    turn: int
+    answer: dict[str, Any]
+    evidence: list[Evidence]
+    gaps: list[Gap]
+    stop_reason: str | None
+    path: str
+    round: int
+    trace: list[dict[str, Any]]
+
+
+PER_TURN_RESET: dict[str, Any] = {
+    "round": 0,
+    "tried_queries": [],
+    "next_queries": [],
+    "new_evidence": [],
+    "read_docs": [],
+    "seeds": [],
+    "seed_origins": {},
+    "used_seeds": [],
+    "established": {},
+    "gaps": [],
+    "rounds_without_new_entities": 0,
+    "stop_reason": None,
+    "path": "loop",
+    "answer": {},
+    "trace": [],
+}
