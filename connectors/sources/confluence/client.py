@@ -1,0 +1,136 @@
+"""The only code that speaks HTTP to Confluence Cloud: REST v2 for pages and spaces, v1 where v2 has no
+equivalent (page restrictions, group names, the current user's groups)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import SecretStr
+
+from connectors.sources.confluence.config import ConfluenceConfig
+from connectors.sources.rest import (
+    HttpSettings,
+    Params,
+    RestClient,
+    RetryPolicy,
+    Sleep,
+    TokenStore,
+    bearer_session,
+    build_session,
+)
+
+V2 = "/wiki/api/v2"
+V1 = "/wiki/rest/api"
+HEADERS = {"Accept": "application/json"}
+
+
+@dataclass(frozen=True)
+class PageBatch:
+    pages: list[Any]  # raw PageBulk items; mapping validates each one
+    next_url: str | None  # relative URL of the next batch (`_links.next`)
+
+
+def _next(body: Any) -> str | None:
+    links = body.get("_links") if isinstance(body, dict) else None
+    found = links.get("next") if isinstance(links, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+class ConfluenceClient:
+    def __init__(self, rest: RestClient, *, user_api_url: str, timeout: float = 30.0) -> None:
+        self._rest = rest
+        self._user_api_url = user_api_url
+        self._timeout = timeout
+
+    @classmethod
+    def from_config(
+        cls,
+        config: ConfluenceConfig,
+        *,
+        name: str,
+        token_store: TokenStore | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = time.sleep,
+    ) -> ConfluenceClient:
+        settings = HttpSettings(config.base_url, config.timeout, HEADERS)
+        basic = (config.email, config.api_token) if config.email and config.api_token else None
+        session = build_session(
+            settings, basic=basic, oauth=config.oauth, token_key=f"confluence:{name}", token_store=token_store
+        )
+        rest = RestClient(session, source="Confluence", retry=retry, sleep=sleep)
+        return cls(rest, user_api_url=config.user_api_url or config.base_url, timeout=config.timeout)
+
+    def close(self) -> None:
+        self._rest.close()
+
+    def _all(self, url: str, params: Params | None = None) -> list[Any]:
+        """Every `results` item of a v2 listing, following `_links.next`."""
+        found: list[Any] = []
+        next_url: str | None = url
+        while next_url:
+            body = self._rest.get_json(next_url, params)
+            found.extend(body.get("results") or [])
+            next_url, params = _next(body), None
+        return found
+
+    def spaces(self, keys: list[str]) -> list[Any]:
+        return self._all(f"{V2}/spaces", {"keys": ",".join(keys), "limit": 250})
+
+    def pages(self, space_ids: list[str], *, limit: int, start: str | None = None) -> Iterator[PageBatch]:
+        """Current pages of the spaces, most recently modified first, one batch per request."""
+        url: str | None = start or f"{V2}/pages"
+        params: Params | None = None
+        if start is None:
+            params = {
+                "space-id": ",".join(space_ids),
+                "sort": "-modified-date",
+                "body-format": "storage",
+                "status": "current",
+                "limit": limit,
+            }
+        while url:
+            body = self._rest.get_json(url, params)
+            results = body.get("results") if isinstance(body, dict) else None
+            url, params = _next(body), None
+            yield PageBatch(results if isinstance(results, list) else [], url)
+
+    def page_ids(self, space_ids: list[str], *, limit: int) -> Iterator[str]:
+        for batch in self.pages(space_ids, limit=limit):
+            for page in batch.pages:
+                if isinstance(page, dict) and page.get("id") is not None:
+                    yield str(page["id"])
+
+    def labels(self, page_id: str) -> list[Any]:
+        return self._all(f"{V2}/pages/{page_id}/labels", {"limit": 250})
+
+    def ancestors(self, page_id: str) -> list[Any]:
+        return self._all(f"{V2}/pages/{page_id}/ancestors", {"limit": 250})
+
+    def space_permissions(self, space_id: str) -> list[Any]:
+        return self._all(f"{V2}/spaces/{space_id}/permissions", {"limit": 250})
+
+    def read_restrictions(self, content_id: str) -> Any:
+        return self._rest.get_json(f"{V1}/content/{content_id}/restriction/byOperation/read")
+
+    def group(self, group_id: str) -> Any:
+        return self._rest.get_json(f"{V1}/group/by-id", {"id": group_id})
+
+    def user_as(self, access_token: str) -> tuple[Any, list[Any]]:
+        """The linked user (`/user/current`) and their groups (`/user/memberof`), asked with their token."""
+        settings = HttpSettings(self._user_api_url, self._timeout, HEADERS)
+        rest = RestClient(bearer_session(settings, SecretStr(access_token)), source="Confluence")
+        try:
+            me = rest.get_json(f"{V1}/user/current")
+            groups: list[Any] = []
+            while True:
+                params = {"accountId": str(me.get("accountId", "")), "start": len(groups), "limit": 200}
+                body = rest.get_json(f"{V1}/user/memberof", params)
+                page = body.get("results") or []
+                groups.extend(page)
+                if not page or len(page) < int(body.get("limit", 200)):
+                    return me, groups
+        finally:
+            rest.close()

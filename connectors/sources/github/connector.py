@@ -1,0 +1,141 @@
+"""GitHub connector: issues and pull requests by `updated_at`, repository by repository.
+
+Cursor: `{"repos": {"owner/repo": <Watermark>}}`; a `Checkpoint` follows each page of each repository.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from connectors.base import (
+    PUBLIC,
+    Checkpoint,
+    Cursor,
+    Failure,
+    LinkedIdentity,
+    Pulled,
+    SourceDoc,
+    group_principal,
+    user_principal,
+)
+from connectors.sources.github.client import GitHubClient
+from connectors.sources.github.config import GitHubConfig
+from connectors.sources.github.mapping import (
+    Comment,
+    Commit,
+    Issue,
+    doc_id,
+    identity_principals,
+    issue_to_doc,
+    repo_acl,
+)
+from connectors.sources.rest import RequestRejected, TokenStore, Watermark
+
+log = logging.getLogger(__name__)
+
+
+class GitHubConnector:
+    kind: ClassVar[str] = "github"
+    auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
+    config_model: ClassVar[type[BaseModel]] = GitHubConfig
+
+    def __init__(
+        self,
+        config: GitHubConfig,
+        *,
+        name: str,
+        client: GitHubClient | None = None,
+        token_store: TokenStore | None = None,
+    ) -> None:
+        self.name = name
+        self._config = config
+        self._client = client or GitHubClient.from_config(config, name=name, token_store=token_store)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> GitHubConnector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def pull(self, cursor: Cursor | None) -> Pulled:
+        saved = (cursor or {}).get("repos") or {}
+        marks = {repo: Watermark.load(saved.get(repo)) for repo in self._config.repos}
+        counts: Counter[str] = Counter()
+        for repo in self._config.repos:
+            mark = marks[repo]
+            acl = self._acl(repo)
+            since = mark.at.isoformat().replace("+00:00", "Z") if mark.at else None
+            for page in self._client.issues(repo, since=since, page_size=self._config.page_size):
+                for raw in page.issues:
+                    item = self._item(repo, raw, mark, acl)
+                    if item is not None:
+                        counts[type(item).__name__] += 1
+                        yield item
+                yield Checkpoint(cursor=_cursor(marks))
+        log.info("github pull finished", extra={"connector": self.name, **counts})
+        return _cursor(marks)
+
+    def list_ids(self) -> Iterator[str]:
+        for repo in self._config.repos:
+            for page in self._client.issues(repo, since=None, page_size=self._config.page_size):
+                for raw in page.issues:
+                    if isinstance(raw, dict) and isinstance(raw.get("number"), int):
+                        yield doc_id(self.name, repo, raw["number"])
+
+    def principals(self, identity: LinkedIdentity) -> set[str]:
+        found = {PUBLIC, user_principal(identity.account)}
+        found |= {group_principal("github", group) for group in identity.groups}
+        if identity.access_token:
+            found |= identity_principals(*self._client.user_as(identity.access_token))
+        return found
+
+    def _acl(self, repo: str) -> frozenset[str]:
+        raw = self._client.repo(repo)
+        if raw.get("private") is False and raw.get("visibility", "public") == "public":
+            return repo_acl(raw, [], [])
+        return repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo))
+
+    def _item(self, repo: str, raw: Any, mark: Watermark, acl: frozenset[str]) -> SourceDoc | Failure | None:
+        try:
+            issue = Issue.model_validate(raw)
+        except ValidationError as exc:
+            number = raw.get("number") if isinstance(raw, dict) else None
+            log.warning(
+                "github issue malformed", extra={"connector": self.name, "repo": repo, "number": number}
+            )
+            bad = ", ".join(sorted({".".join(str(p) for p in e["loc"]) or "item" for e in exc.errors()}))
+            return Failure(
+                id=f"{self.name}:{repo}#{number if number is not None else 'unknown'}",
+                reason=f"malformed issue: {bad}",
+            )
+        key = str(issue.number)
+        if mark.seen(issue.updated_at, key):
+            return None
+        try:
+            comments = (
+                [Comment.model_validate(c) for c in self._client.comments(repo, issue.number)]
+                if issue.comments
+                else []
+            )
+            commits: list[Commit] = []
+            if issue.is_pull and self._config.include_pr_commits:
+                commits = [Commit.model_validate(c) for c in self._client.pr_commits(repo, issue.number)]
+        except RequestRejected as exc:
+            return Failure(id=doc_id(self.name, repo, issue.number), reason=str(exc))
+        except ValidationError:
+            return Failure(id=doc_id(self.name, repo, issue.number), reason="malformed comments or commits")
+        finally:
+            mark.advance(issue.updated_at, key)
+        return issue_to_doc(issue, source=self.name, repo=repo, comments=comments, commits=commits, acl=acl)
+
+
+def _cursor(marks: dict[str, Watermark]) -> dict[str, Any]:
+    return {"repos": {repo: mark.dump() for repo, mark in marks.items()}}

@@ -1,0 +1,133 @@
+"""The only code that speaks HTTP to Jira Cloud (REST v3). Returns raw JSON; `mapping` gives it meaning."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import SecretStr
+
+from connectors.sources.jira.config import JiraConfig
+from connectors.sources.rest import (
+    HttpSettings,
+    RequestRejected,
+    RestClient,
+    RetryPolicy,
+    Sleep,
+    TokenStore,
+    bearer_session,
+    build_session,
+)
+
+API = "/rest/api/3"
+HEADERS = {"Accept": "application/json"}
+ISSUE_FIELDS = [
+    "summary", "description", "comment", "status", "assignee", "reporter", "components", "labels",
+    "fixVersions", "issuelinks", "parent", "updated", "created", "project", "security", "issuetype",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    issues: list[Any]  # raw IssueBeans; mapping validates each one
+    next_token: str | None
+
+
+class JiraClient:
+    def __init__(self, rest: RestClient, *, user_api_url: str, timeout: float = 30.0) -> None:
+        self._rest = rest
+        self._user_api_url = user_api_url
+        self._timeout = timeout
+
+    @classmethod
+    def from_config(
+        cls,
+        config: JiraConfig,
+        *,
+        name: str,
+        token_store: TokenStore | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = time.sleep,
+    ) -> JiraClient:
+        settings = HttpSettings(config.base_url, config.timeout, HEADERS)
+        basic = (config.email, config.api_token) if config.email and config.api_token else None
+        session = build_session(
+            settings, basic=basic, oauth=config.oauth, token_key=f"jira:{name}", token_store=token_store
+        )
+        rest = RestClient(session, source="Jira", retry=retry, sleep=sleep)
+        return cls(rest, user_api_url=config.user_api_url or config.base_url, timeout=config.timeout)
+
+    def close(self) -> None:
+        self._rest.close()
+
+    def myself(self) -> Any:
+        return self._rest.get_json(f"{API}/myself")
+
+    def search(self, jql: str, *, fields: list[str], page_size: int) -> Iterator[SearchPage]:
+        """`GET /search/jql`, page by page through `nextPageToken` until `isLast`."""
+        token: str | None = None
+        while True:
+            params: dict[str, Any] = {"jql": jql, "fields": ",".join(fields), "maxResults": page_size}
+            if token:
+                params["nextPageToken"] = token
+            body = self._rest.get_json(f"{API}/search/jql", params)
+            issues = body.get("issues") if isinstance(body, dict) else None
+            token = body.get("nextPageToken") if isinstance(body, dict) else None
+            yield SearchPage(issues if isinstance(issues, list) else [], token)
+            if not token or body.get("isLast", False):
+                return
+
+    def comments(self, key: str, *, page_size: int = 100) -> list[Any]:
+        found: list[Any] = []
+        while True:
+            params = {"startAt": len(found), "maxResults": page_size, "orderBy": "created"}
+            body = self._rest.get_json(f"{API}/issue/{key}/comment", params)
+            page = body.get("comments") or []
+            found.extend(page)
+            if not page or len(found) >= int(body.get("total", 0)):
+                return found
+
+    def remote_links(self, key: str) -> list[Any]:
+        body = self._rest.get_json(f"{API}/issue/{key}/remotelink")
+        return body if isinstance(body, list) else []
+
+    def project(self, key: str) -> Any:
+        return self._rest.get_json(f"{API}/project/{key}")
+
+    def permission_scheme(self, key: str) -> Any:
+        return self._rest.get_json(
+            f"{API}/project/{key}/permissionscheme", {"expand": "permissions,user,group"}
+        )
+
+    def role(self, key: str, role_id: str) -> Any:
+        return self._rest.get_json(f"{API}/project/{key}/role/{role_id}")
+
+    def security_scheme(self, key: str) -> Any | None:
+        """The project's issue security scheme, or None when the project has none."""
+        try:
+            return self._rest.get_json(f"{API}/project/{key}/issuesecuritylevelscheme")
+        except RequestRejected as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def security_level_members(self, scheme_id: str, level_id: str) -> list[Any]:
+        found: list[Any] = []
+        while True:
+            params = {"issueSecurityLevelId": level_id, "startAt": len(found), "maxResults": 50}
+            body = self._rest.get_json(f"{API}/issuesecurityschemes/{scheme_id}/members", params)
+            page = body.get("values") or []
+            found.extend(page)
+            if not page or body.get("isLast", True):
+                return found
+
+    def myself_as(self, access_token: str) -> Any:
+        """Who a linked user is, with their groups, asked with the user's own token."""
+        settings = HttpSettings(self._user_api_url, self._timeout, HEADERS)
+        rest = RestClient(bearer_session(settings, SecretStr(access_token)), source="Jira")
+        try:
+            return rest.get_json(f"{API}/myself", {"expand": "groups,applicationRoles"})
+        finally:
+            rest.close()

@@ -1,0 +1,224 @@
+"""The Confluence connector against the local Confluence emulator over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pydantic import SecretStr
+
+from connectors.base import (
+    PUBLIC,
+    AuthExpired,
+    Checkpoint,
+    Deleted,
+    Link,
+    LinkedIdentity,
+    LinkType,
+    SourceDoc,
+    SourceUnavailable,
+)
+from connectors.sources.confluence import ConfluenceConfig, ConfluenceConnector
+from connectors.sources.confluence.client import ConfluenceClient
+from connectors.sources.rest import RetryPolicy
+from tests.integration.connectors.conftest import Drained, SleepLog, drain
+from tests.servers.confluence import EMAIL, TOKEN, FakeConfluence, serve_confluence
+
+RUNBOOK = (
+    '<h1>Deploy runbook</h1><p>Follow <ac:link><ri:page ri:content-title="Deploy guide"/></ac:link> and '
+    'watch <a href="{site}/wiki/spaces/ENG/pages/102/Deploy+guide">the guide</a>.</p>'
+    '<ac:structured-macro ac:name="jira"><ac:parameter ac:name="server">System JIRA</ac:parameter>'
+    '<ac:parameter ac:name="key">ENG-1</ac:parameter></ac:structured-macro>'
+    "<p>Escalate to OPS-7 if it fails.</p>"
+)
+ALL = ["page-100", "page-101", "page-102", "page-103", "page-104", "page-105", "page-200"]
+
+
+@pytest.fixture
+def fake() -> FakeConfluence:
+    fake = FakeConfluence(max_page=3)
+    fake.add_space("1", "ENG")
+    fake.add_space("2", "OPS")
+    fake.add_space("3", "HR")
+    fake.groups.update({"g-eng": "engineering", "g-ops": "ops", "g-sec": "security"})
+    read = {"key": "read", "targetType": "space"}
+    fake.space_permissions["1"] = [
+        {"id": "1", "principal": {"type": "group", "id": "g-eng"}, "operation": read},
+        {"id": "2", "principal": {"type": "user", "id": "acc-ann"}, "operation": read},
+        {
+            "id": "3",
+            "principal": {"type": "group", "id": "g-ops"},
+            "operation": {"key": "delete", "targetType": "page"},
+        },
+    ]
+    fake.space_permissions["2"] = [
+        {"id": "4", "principal": {"type": "group", "id": "g-ops"}, "operation": read}
+    ]
+    fake.add_page("100", "1", "Home", "<p>Welcome</p>")
+    fake.add_page("101", "1", "Runbook", "", parent="100")
+    fake.add_page(
+        "102", "1", "Deploy guide", "<p>Steps</p><ul><li>build</li><li>ship</li></ul>", parent="100"
+    )
+    fake.add_page("103", "1", "Secrets", "<p>Vault paths</p>", parent="100")
+    fake.add_page("104", "1", "Secret child", "<p>Rotation</p>", parent="103")
+    fake.add_page("105", "1", "Notes", "<p>Misc</p>")
+    fake.add_page("200", "2", "On-call", "<p>Pager</p>")
+    fake.add_page("300", "3", "Salaries", "<p>not configured</p>")
+    fake.labels["101"] = ["deploy", "runbook"]
+    fake.restrictions["103"] = {
+        "group": [{"type": "group", "name": "security", "id": "g-sec"}],
+        "user": [{"type": "known", "accountId": "acc-sec", "email": "sec@acme.io"}],
+    }
+    fake.restrictions["104"] = {
+        "group": [
+            {"type": "group", "name": "security", "id": "g-sec"},
+            {"type": "group", "name": "engineering"},
+        ],
+    }
+    fake.users["user-token"] = (
+        {"type": "known", "accountId": "acc-ann", "email": "ann@acme.io"},
+        [{"type": "group", "name": "engineering", "id": "g-eng"}],
+    )
+    return fake
+
+
+@pytest.fixture
+def site(fake: FakeConfluence) -> Iterator[str]:
+    with serve_confluence(fake) as url:
+        fake.pages["101"]["body"]["storage"]["value"] = RUNBOOK.format(site=url)
+        yield url
+
+
+@pytest.fixture
+def config(site: str) -> ConfluenceConfig:
+    return ConfluenceConfig(
+        base_url=site, spaces=["ENG", "OPS"], email=EMAIL, api_token=SecretStr(TOKEN), page_size=3
+    )
+
+
+@pytest.fixture
+def connector(config: ConfluenceConfig, sleeps: SleepLog) -> Iterator[ConfluenceConnector]:
+    client = ConfluenceClient.from_config(config, name="wiki", retry=RetryPolicy(attempts=4), sleep=sleeps)
+    with ConfluenceConnector(config, name="wiki", client=client) as connector:
+        yield connector
+
+
+def _listings(fake: FakeConfluence) -> int:
+    return sum(1 for path in fake.paths() if path == "/wiki/api/v2/pages")
+
+
+def _docs(run: Drained) -> dict[str, SourceDoc]:
+    return {doc.id.removeprefix("wiki:"): doc for doc in run.docs}
+
+
+def test_pages_through_the_listing_newest_first(connector: ConfluenceConnector, fake: FakeConfluence) -> None:
+    run = drain(connector.pull(None))
+    assert sorted(_docs(run)) == ALL  # the HR space is not configured
+    assert _listings(fake) == 3  # 3 + 3 + 1
+    assert len(run.checkpoints) == 2  # after each batch that has a next one
+    runbook = _docs(run)["page-101"]
+    assert runbook.kind == "page" and runbook.version == "1"
+    assert runbook.url.endswith("/wiki/spaces/ENG/pages/101/Runbook")
+    assert "Deploy runbook" in runbook.text and "System JIRA" not in runbook.text
+    assert runbook.metadata["labels"] == ["deploy", "runbook"] and runbook.metadata["space"] == "ENG"
+    assert "- build" in _docs(run)["page-102"].text
+
+
+def test_second_run_fetches_only_changed_pages(connector: ConfluenceConnector, fake: FakeConfluence) -> None:
+    first = drain(connector.pull(None))
+    fake.requests.clear()
+    fake.edit("102", "<p>New steps</p>")
+    fake.add_page("106", "2", "Fresh", "<p>new</p>")
+    second = drain(connector.pull(first.cursor))
+    assert sorted(_docs(second)) == ["page-102", "page-106"]
+    assert _docs(second)["page-102"].version == "2"
+    assert _listings(fake) == 2  # the new batch, then one to see the mark reached; not the whole space
+    assert sorted(p for p in fake.paths() if p.endswith("/labels")) == [
+        "/wiki/api/v2/pages/102/labels",
+        "/wiki/api/v2/pages/106/labels",
+    ]
+    assert drain(connector.pull(second.cursor)).docs == []
+
+
+def test_deletion_shows_through_list_ids_only(connector: ConfluenceConnector, fake: FakeConfluence) -> None:
+    first = drain(connector.pull(None))
+    del fake.pages["105"]
+    assert set(connector.list_ids()) == {d.id for d in first.docs} - {"wiki:page-105"}
+    assert not any(isinstance(i, Deleted) for i in drain(connector.pull(first.cursor)).items)
+
+
+def test_rate_limit_and_server_errors(
+    connector: ConfluenceConnector, fake: FakeConfluence, sleeps: SleepLog
+) -> None:
+    fake.fail_next(2, status=429, retry_after="0", path="/wiki/api/v2/pages")
+    fake.fail_next(2, status=502, retry_after=None, path="/wiki/rest/api/content")
+    assert len(drain(connector.pull(None)).docs) == 7
+    assert sleeps.waits == [0.0, 0.0, 0.5, 1.0]
+    fake.fail_next(10, status=500, retry_after=None)
+    with pytest.raises(SourceUnavailable):
+        drain(connector.pull(None))
+
+
+def test_malformed_page_is_a_failure_and_the_run_goes_on(
+    connector: ConfluenceConnector, fake: FakeConfluence
+) -> None:
+    fake.add_page("107", "1", "Broken", "<p>x</p>")
+    fake.pages["107"]["title"] = None
+    run = drain(connector.pull(None))
+    assert [(f.id, f.reason) for f in run.failures] == [("wiki:page-107", "malformed page: title")]
+    assert len(run.docs) == 7
+
+
+def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(
+    connector: ConfluenceConnector,
+) -> None:
+    pulled = connector.pull(None)
+    seen: list[str] = []
+    for item in pulled:
+        if isinstance(item, Checkpoint):
+            saved = item.cursor
+            break
+        assert isinstance(item, SourceDoc)
+        seen.append(item.id)
+    pulled.close()
+    resumed = drain(connector.pull(saved))
+    ids = seen + [d.id for d in resumed.docs]
+    assert len(ids) == len(set(ids)) == 7
+    assert drain(connector.pull(resumed.cursor)).docs == []  # the resumed run's cursor covers the whole run
+
+
+def test_acls_from_space_grants_and_inherited_restrictions(connector: ConfluenceConnector) -> None:
+    docs = _docs(drain(connector.pull(None)))
+    assert docs["page-102"].acl == {"group:confluence:engineering", "user:acc-ann"}
+    assert docs["page-200"].acl == {"group:confluence:ops"}
+    assert docs["page-103"].acl == {"group:confluence:security", "user:acc-sec", "user:sec@acme.io"}
+    assert docs["page-104"].acl == {"group:confluence:security"}  # its own and its parent's restriction
+    assert all(PUBLIC not in doc.acl for doc in docs.values())
+
+
+def test_principals_of_a_linked_user(connector: ConfluenceConnector) -> None:
+    identity = LinkedIdentity(source="confluence", account="ann@acme.io", access_token="user-token")
+    assert connector.principals(identity) >= {
+        "user:acc-ann",
+        "user:ann@acme.io",
+        "group:confluence:engineering",
+    }
+    with pytest.raises(AuthExpired):
+        connector.principals(LinkedIdentity(source="confluence", account="x", access_token="stale"))
+
+
+def test_links_are_typed(connector: ConfluenceConnector) -> None:
+    docs = _docs(drain(connector.pull(None)))
+    links = set(docs["page-101"].links)
+    assert Link(target="wiki:page-100", type=LinkType.PARENT) in links
+    assert Link(target="Deploy guide", type=LinkType.LINKS_TO, by_name=True) in links
+    assert Link(target="wiki:page-102", type=LinkType.LINKS_TO) in links
+    assert Link(target="ENG-1", type=LinkType.LINKS_TO, by_name=True) in links
+    assert Link(target="OPS-7", type=LinkType.MENTIONS, by_name=True) in links
+    assert docs["page-104"].metadata["ancestors"] == ["100", "103"]
+
+
+def test_bad_token_is_auth_expired(config: ConfluenceConfig) -> None:
+    bad = config.model_copy(update={"api_token": SecretStr("wrong")})
+    with ConfluenceConnector(bad, name="wiki") as connector, pytest.raises(AuthExpired):
+        drain(connector.pull(None))

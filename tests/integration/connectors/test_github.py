@@ -1,0 +1,203 @@
+"""The GitHub connector against the local GitHub emulator over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pydantic import SecretStr
+
+from connectors.base import (
+    PUBLIC,
+    AuthExpired,
+    Checkpoint,
+    Deleted,
+    Link,
+    LinkedIdentity,
+    LinkType,
+    SourceDoc,
+    SourceUnavailable,
+)
+from connectors.sources.github import GitHubConfig, GitHubConnector
+from connectors.sources.github.client import GitHubClient
+from connectors.sources.rest import RetryPolicy
+from tests.integration.connectors.conftest import Drained, SleepLog, drain
+from tests.servers.github import TOKEN, FakeGitHub, Fault, serve_github
+
+SHA = "a" * 40
+WEB = [f"acme/web#{n}" for n in range(1, 7)]
+ALL = sorted([*WEB, "acme/secret#1", "acme/secret#2"])
+
+
+@pytest.fixture
+def fake() -> FakeGitHub:
+    fake = FakeGitHub(max_page=2)
+    fake.add_repo("acme/web")
+    secret = fake.add_repo("acme/secret", private=True)
+    secret.collaborators = [{"login": "Alice", "permissions": {"pull": True}}]
+    secret.teams = [{"slug": "core", "name": "Core", "permission": "pull"}]
+    fake.add_issue("acme/web", 1, "Checkout slow", "Users wait 10s", labels=[{"name": "bug"}])
+    fake.add_issue("acme/web", 2, "Checkout is slow", "Duplicate of #1. See acme/secret#1 and ENG-9.")
+    fake.add_issue("acme/web", 3, "Cache misses", "")
+    fake.add_issue("acme/web", 4, "Metrics", "")
+    fake.add_issue("acme/web", 5, "Docs", "")
+    fake.add_issue(
+        "acme/web",
+        6,
+        "Speed up checkout",
+        "Closes #3, fixes acme/web#4. See https://github.com/acme/web/issues/5",
+        pull=True,
+    )
+    fake.repos["acme/web"].commits[6] = [{"sha": SHA, "commit": {"message": "Speed up checkout\n\nDetails"}}]
+    for n in range(3):
+        fake.add_comment("acme/web", 1, "bob", f"comment {n}")
+    fake.add_issue("acme/secret", 1, "Rotate keys", "")
+    fake.add_issue("acme/secret", 2, "Audit", "")
+    fake.users["user-token"] = (
+        {"login": "Alice"},
+        [{"slug": "core", "organization": {"login": "acme"}}],
+        [{"login": "acme"}],
+    )
+    return fake
+
+
+@pytest.fixture
+def api(fake: FakeGitHub) -> Iterator[str]:
+    with serve_github(fake) as url:
+        yield url
+
+
+@pytest.fixture
+def config(api: str) -> GitHubConfig:
+    return GitHubConfig(
+        base_url=api,
+        repos=["acme/web", "Acme/Secret"],
+        token=SecretStr(TOKEN),
+        page_size=2,
+        include_pr_commits=True,
+    )
+
+
+@pytest.fixture
+def connector(config: GitHubConfig, sleeps: SleepLog) -> Iterator[GitHubConnector]:
+    client = GitHubClient.from_config(config, name="gh", retry=RetryPolicy(attempts=4), sleep=sleeps)
+    with GitHubConnector(config, name="gh", client=client) as connector:
+        yield connector
+
+
+def _docs(run: Drained) -> dict[str, SourceDoc]:
+    return {doc.id.removeprefix("gh:"): doc for doc in run.docs}
+
+
+def test_pages_through_issues_and_pull_requests(connector: GitHubConnector, fake: FakeGitHub) -> None:
+    run = drain(connector.pull(None))
+    docs = _docs(run)
+    assert sorted(docs) == ALL
+    assert len(fake.paths("/repos/acme/web/issues")) - len(fake.paths("/repos/acme/web/issues/")) == 3
+    assert len(run.checkpoints) == 4  # 3 pages of acme/web, 1 of acme/secret
+    assert docs["acme/web#6"].kind == "pull_request" and docs["acme/web#1"].kind == "issue"
+    assert "comment 2" in docs["acme/web#1"].text  # comments paged past the first page
+    assert docs["acme/web#1"].metadata["labels"] == ["bug"]
+    assert docs["acme/web#6"].metadata["commits"] == [SHA]
+    assert docs["acme/web#6"].url == "https://github.com/acme/web/pull/6"
+
+
+def test_second_run_fetches_only_changed_issues(connector: GitHubConnector, fake: FakeGitHub) -> None:
+    first = drain(connector.pull(None))
+    fake.requests.clear()
+    fake.touch("acme/web", 3, state="closed")
+    fake.add_issue("acme/secret", 3, "New secret thing")
+    second = drain(connector.pull(first.cursor))
+    assert sorted(_docs(second)) == ["acme/secret#3", "acme/web#3"]
+    listings = [q for _, p, q in fake.requests if p.endswith("/issues")]
+    assert all("since" in q for q in listings)
+    assert not [p for p in fake.paths() if p.endswith("/comments")]  # #1's comments were not read again
+    assert drain(connector.pull(second.cursor)).docs == []
+
+
+def test_deletion_shows_through_list_ids_only(connector: GitHubConnector, fake: FakeGitHub) -> None:
+    first = drain(connector.pull(None))
+    del fake.repos["acme/web"].issues[5]
+    assert set(connector.list_ids()) == {d.id for d in first.docs} - {"gh:acme/web#5"}
+    assert not any(isinstance(i, Deleted) for i in drain(connector.pull(first.cursor)).items)
+
+
+def test_rate_limits_are_honoured(connector: GitHubConnector, fake: FakeGitHub, sleeps: SleepLog) -> None:
+    fake.fail_next(1, status=429, retry_after="0")
+    fake.faults.append(
+        Fault(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"}, None)
+    )  # primary limit
+    assert len(drain(connector.pull(None)).docs) == 8
+    assert sleeps.waits == [0.0, 0.0]
+
+
+def test_server_error_burst_is_survived(
+    connector: GitHubConnector, fake: FakeGitHub, sleeps: SleepLog
+) -> None:
+    fake.fail_next(3, status=502, retry_after=None, path="/repos/acme/web/issues")
+    assert len(drain(connector.pull(None)).docs) == 8
+    assert sleeps.waits == [0.5, 1.0, 2.0]
+    fake.fail_next(4, status=500, retry_after=None)
+    with pytest.raises(SourceUnavailable):
+        drain(connector.pull(None))
+
+
+def test_malformed_issue_is_a_failure_and_the_run_goes_on(
+    connector: GitHubConnector, fake: FakeGitHub
+) -> None:
+    fake.add_issue("acme/web", 7, "Broken")
+    fake.repos["acme/web"].issues[7]["title"] = ["not", "a", "string"]
+    run = drain(connector.pull(None))
+    assert [(f.id, f.reason) for f in run.failures] == [("gh:acme/web#7", "malformed issue: title")]
+    assert len(run.docs) == 8
+
+
+def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(connector: GitHubConnector) -> None:
+    pulled = connector.pull(None)
+    seen: list[str] = []
+    for item in pulled:
+        if isinstance(item, Checkpoint):
+            saved = item.cursor
+            break
+        assert isinstance(item, SourceDoc)
+        seen.append(item.id)
+    pulled.close()
+    resumed = drain(connector.pull(saved))
+    ids = seen + [d.id for d in resumed.docs]
+    assert len(ids) == len(set(ids)) == 8
+
+
+def test_acls_follow_repository_visibility(connector: GitHubConnector) -> None:
+    docs = _docs(drain(connector.pull(None)))
+    assert docs["acme/web#1"].acl == {PUBLIC}
+    assert docs["acme/secret#1"].acl == {"user:alice", "group:github:acme/core"}
+
+
+def test_principals_of_a_linked_user(connector: GitHubConnector) -> None:
+    identity = LinkedIdentity(source="github", account="alice", access_token="user-token")
+    principals = connector.principals(identity)
+    assert {"user:alice", "group:github:acme/core", "group:github:acme", PUBLIC} <= principals
+    secret = _docs(drain(connector.pull(None)))["acme/secret#1"]
+    assert secret.acl & principals
+    with pytest.raises(AuthExpired):
+        connector.principals(LinkedIdentity(source="github", account="x", access_token="stale"))
+
+
+def test_links_are_typed(connector: GitHubConnector) -> None:
+    docs = _docs(drain(connector.pull(None)))
+    assert set(docs["acme/web#2"].links) == {
+        Link(target="gh:acme/web#1", type=LinkType.DUPLICATES),
+        Link(target="gh:acme/secret#1", type=LinkType.MENTIONS),
+        Link(target="ENG-9", type=LinkType.MENTIONS, by_name=True),
+    }
+    assert set(docs["acme/web#6"].links) == {
+        Link(target="gh:acme/web#3", type=LinkType.RELATES),
+        Link(target="gh:acme/web#4", type=LinkType.RELATES),
+        Link(target="gh:acme/web#5", type=LinkType.MENTIONS),
+    }
+
+
+def test_bad_token_is_auth_expired(config: GitHubConfig) -> None:
+    bad = config.model_copy(update={"token": SecretStr("wrong")})
+    with GitHubConnector(bad, name="gh") as connector, pytest.raises(AuthExpired):
+        drain(connector.pull(None))

@@ -1,0 +1,305 @@
+"""The Jira connector against the local Jira emulator over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from connectors.base import (
+    PUBLIC,
+    AuthExpired,
+    Checkpoint,
+    Deleted,
+    Failure,
+    Link,
+    LinkedIdentity,
+    LinkType,
+    SourceDoc,
+    SourceUnavailable,
+)
+from connectors.sources.jira import JiraConfig, JiraConnector
+from connectors.sources.jira.client import JiraClient
+from connectors.sources.rest import RetryPolicy
+from tests.integration.connectors.conftest import Drained, SleepLog, drain
+from tests.servers.jira import EMAIL, TOKEN, FakeJira, serve_jira
+
+
+def _grant(holder: dict[str, Any]) -> dict[str, Any]:
+    return {"id": 1, "holder": holder, "permission": "BROWSE_PROJECTS"}
+
+
+def _link(kind: str, *, inward: str | None = None, outward: str | None = None) -> dict[str, Any]:
+    raw: dict[str, Any] = {"id": "1", "type": {"name": kind, "inward": "in", "outward": "out"}}
+    if inward:
+        raw["inwardIssue"] = {"key": inward}
+    if outward:
+        raw["outwardIssue"] = {"key": outward}
+    return raw
+
+
+@pytest.fixture
+def fake() -> FakeJira:
+    fake = FakeJira(max_page=3)
+    fake.schemes["ENG"] = {
+        "id": 1,
+        "name": "eng",
+        "permissions": [
+            _grant({"type": "group", "parameter": "jira-software-users", "value": "g-1"}),
+            _grant({"type": "projectRole", "parameter": "10002", "value": "10002"}),
+            _grant({"type": "reporter"}),
+            {"id": 9, "holder": {"type": "anyone"}, "permission": "ADD_COMMENTS"},  # not a browse grant
+        ],
+    }
+    fake.roles[("ENG", "10002")] = {
+        "id": 10002,
+        "name": "Developers",
+        "actors": [
+            {"type": "atlassian-group-role-actor", "actorGroup": {"name": "eng-leads", "groupId": "g-2"}},
+            {"type": "atlassian-user-role-actor", "actorUser": {"accountId": "acc-ann"}},
+        ],
+    }
+    fake.schemes["PUB"] = {"id": 2, "name": "open", "permissions": [_grant({"type": "anyone"})]}
+    fake.security["ENG"] = {"id": 10000, "name": "sec", "levels": [{"id": "10020", "name": "Security team"}]}
+    fake.level_members["10000"] = [
+        {"id": 1, "issueSecurityLevelId": 10020, "holder": {"type": "group", "parameter": "security-team"}},
+        {
+            "id": 2,
+            "issueSecurityLevelId": 10020,
+            "holder": {
+                "type": "user",
+                "parameter": "acc-sec",
+                "user": {"accountId": "acc-sec", "emailAddress": "sec@acme.io"},
+            },
+        },
+        {"id": 3, "issueSecurityLevelId": 10021, "holder": {"type": "group", "parameter": "other-level"}},
+    ]
+    reporter = {"accountId": "acc-rita", "displayName": "Rita", "emailAddress": "rita@acme.io"}
+    fake.add_issue(
+        "ENG-1",
+        "Checkout times out",
+        description="Blocked on PUB-1; runbook https://acme.atlassian.net/wiki/spaces/ENG/pages/123/Runbook",
+        issuelinks=[_link("Blocks", outward="ENG-2"), _link("Relates", outward="ENG-3")],
+        components=[{"name": "checkout"}],
+        labels=["p1"],
+        fixVersions=[{"name": "2024.3"}],
+        assignee={"accountId": "acc-bob", "displayName": "Bob"},
+        reporter=reporter,
+    )
+    fake.add_issue(
+        "ENG-2",
+        "Payment gateway retries",
+        issuelinks=[_link("Blocks", inward="ENG-1"), _link("Duplicate", outward="ENG-5")],
+        parent={"key": "ENG-6"},
+    )
+    fake.add_issue("ENG-3", "Cache warmup", issuelinks=[_link("Cloners", outward="ENG-6")])
+    fake.add_issue("ENG-4", "Leaked key rotation", security={"id": "10020", "name": "Security team"})
+    fake.add_issue("ENG-5", "Gateway retry storm")
+    fake.add_issue("ENG-6", "Payments epic")
+    fake.add_issue("PUB-1", "Public status page")
+    for n in range(5):
+        fake.add_comment("ENG-1", "Carol", f"comment {n} mentions ENG-5")
+    fake.remote_links["ENG-1"] = [
+        {
+            "id": 1,
+            "application": {"type": "com.atlassian.confluence", "name": "Confluence"},
+            "object": {
+                "url": "https://acme.atlassian.net/wiki/pages/viewpage.action?pageId=77",
+                "title": "Deploy runbook",
+            },
+        },
+        {"id": 2, "object": {"url": "https://status.example.com/incident/9", "title": "Incident 9"}},
+    ]
+    fake.users["user-token"] = {
+        "accountId": "acc-ann",
+        "emailAddress": "ann@acme.io",
+        "groups": {"size": 1, "items": [{"name": "eng-leads", "groupId": "g-2"}]},
+        "applicationRoles": {"size": 1, "items": [{"key": "jira-software", "name": "Jira Software"}]},
+    }
+    return fake
+
+
+@pytest.fixture
+def jira_url(fake: FakeJira) -> Iterator[str]:
+    with serve_jira(fake) as url:
+        yield url
+
+
+@pytest.fixture
+def config(jira_url: str) -> JiraConfig:
+    return JiraConfig(
+        base_url=jira_url,
+        projects=["ENG", "PUB"],
+        email=EMAIL,
+        api_token=SecretStr(TOKEN),
+        page_size=3,
+        confluence_url="https://acme.atlassian.net/wiki",
+    )
+
+
+@pytest.fixture
+def connector(config: JiraConfig, sleeps: SleepLog) -> Iterator[JiraConnector]:
+    client = JiraClient.from_config(config, name="jira", retry=RetryPolicy(attempts=4), sleep=sleeps)
+    with JiraConnector(config, name="jira", client=client) as connector:
+        yield connector
+
+
+def _docs(run: Drained) -> dict[str, SourceDoc]:
+    return {doc.id: doc for doc in run.docs}
+
+
+def test_pages_through_search_and_checkpoints_each_page(connector: JiraConnector, fake: FakeJira) -> None:
+    run = drain(connector.pull(None))
+    assert sorted(_docs(run)) == [
+        "jira:ENG-1",
+        "jira:ENG-2",
+        "jira:ENG-3",
+        "jira:ENG-4",
+        "jira:ENG-5",
+        "jira:ENG-6",
+        "jira:PUB-1",
+    ]
+    assert len(fake.paths("/rest/api/3/search/jql")) == 3  # 3 + 3 + 1
+    assert len(run.checkpoints) == 3
+    assert run.cursor == run.checkpoints[-1].cursor
+    eng1 = _docs(run)["jira:ENG-1"]
+    assert eng1.kind == "ticket" and eng1.url.endswith("/browse/ENG-1")
+    assert "comment 4 mentions ENG-5" in eng1.text  # comments past the inline ones were paged in
+    assert "Components: checkout" in eng1.text and "Fix versions: 2024.3" in eng1.text
+    assert eng1.metadata["comments"] == 5
+
+
+def test_second_run_fetches_only_changed_issues(connector: JiraConnector, fake: FakeJira) -> None:
+    first = drain(connector.pull(None))
+    fake.requests.clear()
+    fake.touch("ENG-3", summary="Cache warmup (again)")
+    fake.add_issue("ENG-7", "New thing")
+    second = drain(connector.pull(first.cursor))
+    assert sorted(_docs(second)) == ["jira:ENG-3", "jira:ENG-7"]
+    (search,) = [q for _, p, q in fake.requests if p.endswith("/search/jql")]
+    assert 'updated >= "2024-03-01 10:50"' in search["jql"][0]  # 09:50:31 UTC as Berlin (CET) minutes
+    assert sorted(p for p in fake.paths() if p.endswith("/remotelink")) == [
+        "/rest/api/3/issue/ENG-3/remotelink",
+        "/rest/api/3/issue/ENG-7/remotelink",
+    ]
+    third = drain(connector.pull(second.cursor))
+    assert third.docs == [] and third.cursor == second.cursor
+
+
+def test_deletion_shows_through_list_ids_only(connector: JiraConnector, fake: FakeJira) -> None:
+    first = drain(connector.pull(None))
+    assert "jira:ENG-5" in set(connector.list_ids())
+    del fake.issues["ENG-5"]
+    assert set(connector.list_ids()) == {d.id for d in first.docs} - {"jira:ENG-5"}
+    again = drain(connector.pull(first.cursor))
+    assert not any(isinstance(item, Deleted) for item in again.items)
+
+
+def test_rate_limit_retry_after_is_honoured(
+    connector: JiraConnector, fake: FakeJira, sleeps: SleepLog
+) -> None:
+    fake.fail_next(2, status=429, retry_after="0", path="/rest/api/3/search/jql")
+    run = drain(connector.pull(None))
+    assert len(run.docs) == 7
+    assert sleeps.waits == [0.0, 0.0]
+
+
+def test_server_error_burst_is_survived_and_budget_is_bounded(
+    connector: JiraConnector, fake: FakeJira, sleeps: SleepLog
+) -> None:
+    fake.fail_next(3, status=500, retry_after=None)
+    assert len(drain(connector.pull(None)).docs) == 7
+    assert sleeps.waits == [0.5, 1.0, 2.0]  # exponential backoff, never slept for real
+    fake.fail_next(10, status=503, retry_after=None)
+    with pytest.raises(SourceUnavailable):
+        drain(connector.pull(None))
+
+
+def test_malformed_issue_is_a_failure_and_the_run_goes_on(connector: JiraConnector, fake: FakeJira) -> None:
+    fake.add_issue("ENG-8", "placeholder")
+    fake.issues["ENG-8"]["fields"]["summary"] = {"not": "a string"}
+    fake.issues["ENG-8"]["fields"]["issuelinks"] = "garbage"
+    run = drain(connector.pull(None))
+    assert [f.id for f in run.failures] == ["jira:ENG-8"]
+    assert "summary" in run.failures[0].reason and "not" not in run.failures[0].reason.split(": ")[1]
+    assert len(run.docs) == 7
+
+
+def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(connector: JiraConnector) -> None:
+    pulled = connector.pull(None)
+    seen: list[str] = []
+    for item in pulled:
+        if isinstance(item, Checkpoint):
+            saved = item.cursor
+            break
+        assert isinstance(item, SourceDoc)
+        seen.append(item.id)
+    pulled.close()  # the process died here
+    resumed = drain(connector.pull(saved))
+    ids = seen + [d.id for d in resumed.docs]
+    assert len(ids) == len(set(ids)) == 7
+
+
+def test_acls_follow_project_grants_and_security_levels(connector: JiraConnector) -> None:
+    docs = _docs(drain(connector.pull(None)))
+    assert docs["jira:PUB-1"].acl == {PUBLIC}
+    assert docs["jira:ENG-1"].acl == {
+        "group:jira:jira-software-users",
+        "group:jira:eng-leads",
+        "user:acc-ann",
+        "user:acc-rita",  # the reporter, granted by the scheme
+        "user:rita@acme.io",
+    }
+    restricted = docs["jira:ENG-4"].acl
+    assert restricted == {"group:jira:security-team", "user:acc-sec", "user:sec@acme.io"}
+    assert PUBLIC not in restricted
+
+
+def test_principals_of_a_linked_user(connector: JiraConnector) -> None:
+    identity = LinkedIdentity(
+        source="jira", account="ann@acme.io", access_token="user-token", groups=("extra",)
+    )
+    principals = connector.principals(identity)
+    assert {
+        "user:acc-ann",
+        "user:ann@acme.io",
+        "group:jira:eng-leads",
+        "group:jira:extra",
+        PUBLIC,
+    } <= principals
+    assert "group:jira:app:jira-software" in principals
+    with pytest.raises(AuthExpired):
+        connector.principals(LinkedIdentity(source="jira", account="x", access_token="stale"))
+
+
+def test_links_are_typed(connector: JiraConnector) -> None:
+    docs = _docs(drain(connector.pull(None)))
+    eng1 = set(docs["jira:ENG-1"].links)
+    assert Link(target="jira:ENG-2", type=LinkType.BLOCKS) in eng1
+    assert Link(target="jira:ENG-3", type=LinkType.RELATES) in eng1
+    assert Link(target="PUB-1", type=LinkType.MENTIONS, by_name=True) in eng1
+    assert Link(target="ENG-5", type=LinkType.MENTIONS, by_name=True) in eng1
+    wiki = "https://acme.atlassian.net/wiki/spaces/ENG/pages/123/Runbook"
+    assert Link(target=wiki, type=LinkType.LINKS_TO, by_name=True) in eng1
+    assert Link(target="Deploy runbook", type=LinkType.LINKS_TO, by_name=True) in eng1
+    assert Link(target="https://status.example.com/incident/9", type=LinkType.LINKS_TO, by_name=True) in eng1
+    eng2 = set(docs["jira:ENG-2"].links)
+    assert Link(target="jira:ENG-5", type=LinkType.DUPLICATES) in eng2
+    assert Link(target="jira:ENG-6", type=LinkType.PARENT) in eng2
+    assert not any(link.target == "jira:ENG-1" for link in eng2)  # inward "is blocked by" stays with ENG-1
+    assert docs["jira:ENG-2"].metadata["inward_links"] == [{"type": "blocks", "from": "ENG-1"}]
+    assert Link(target="jira:ENG-6", type=LinkType.CLONES) in set(docs["jira:ENG-3"].links)
+
+
+def test_bad_service_token_is_auth_expired(config: JiraConfig) -> None:
+    bad = config.model_copy(update={"api_token": SecretStr("wrong")})
+    with JiraConnector(bad, name="jira") as connector, pytest.raises(AuthExpired) as caught:
+        drain(connector.pull(None))
+    assert "wrong" not in str(caught.value)
+
+
+def test_items_are_only_docs_checkpoints_or_failures(connector: JiraConnector) -> None:
+    run = drain(connector.pull(None))
+    assert all(isinstance(item, SourceDoc | Checkpoint | Failure) for item in run.items)
