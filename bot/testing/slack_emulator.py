@@ -1,0 +1,469 @@
+"""A local Slack that the real Bolt app and slack_sdk WebClient talk to over HTTP on 127.0.0.1.
+
+Tests and `sleuth demo` use it in place of slack.com: it serves the Web API methods Sleuth calls (see
+`slack_web_api.py`), records every call, and plays the user's side: typing messages, clicking buttons,
+submitting modals and running slash commands, each delivered to the app as a signed request like Slack's.
+
+    with SlackEmulator() as slack:
+        slack.add_user("U1", "ann", email="ann@acme.io")
+        slack.add_channel("C1", "eng", members=["U1"])
+        slack.connect_app(f"{app_url}/slack/events", SIGNING_SECRET)
+        ts = slack.post_as_user("U1", "C1", "<@UBOT> why was ENG-142 reopened?")
+        slack.wait_for(lambda: slack.bot_messages("C1", thread_ts=ts))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, NamedTuple, TypeVar
+from urllib.parse import urlencode
+
+import httpx
+
+from bot.testing import slack_payloads as payloads
+from bot.testing.slack_http import Reply, make_handler
+from bot.testing.slack_interactivity import InteractivityMixin
+from bot.testing.slack_limits import ApiError
+from bot.testing.slack_web_api import SlackWebApi, normalize_params
+from bot.testing.slack_workspace import Channel, SlackWorkspace, User
+
+T = TypeVar("T")
+SHUTDOWN_POLL_S = 0.05  # serve_forever checks for shutdown this often; stop() waits up to this long
+DEFAULT_BOT_TOKEN = "xoxb-000000000001-000000000001-sleuthemulatortoken"
+
+
+class ApiCall(NamedTuple):
+    """One Web API call as the app made it (params after JSON/form decoding)."""
+
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass
+class Delivery:
+    """One request the emulator sent to the app, and how the app answered."""
+
+    kind: str
+    payload: dict[str, Any]
+    status_code: int
+    body: str
+
+
+@dataclass
+class _Fault:
+    error: str
+    status: int
+    retry_after: int | None
+
+
+class SlackEmulator(InteractivityMixin):
+    """Slack's Web API, Events API and interactivity for one workspace with one installed bot."""
+
+    def __init__(
+        self,
+        *,
+        bot_token: str = DEFAULT_BOT_TOKEN,
+        team_id: str = "T0SLEUTH1",
+        team_name: str = "Acme",
+        bot_user_id: str = "UBOT",
+        bot_id: str = "BSLEUTH",
+        app_id: str = "ASLEUTH01",
+        delivery_timeout_s: float = 30.0,
+    ) -> None:
+        self.bot_token = bot_token
+        self.workspace = SlackWorkspace(
+            team_id=team_id, team_name=team_name, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id
+        )
+        self.api = SlackWebApi(self.workspace, is_trigger_valid=self._use_trigger)
+        self.calls: list[ApiCall] = []
+        self.responses: list[dict[str, Any]] = []
+        self.deliveries: list[Delivery] = []
+        self._changed = threading.Condition(self.workspace.lock)
+        self._faults: dict[str, list[_Fault]] = {}
+        self._triggers: dict[str, bool] = {}
+        self._response_urls: dict[str, dict[str, Any]] = {}
+        self._event_ids = itertools.count(1)
+        self._delivery_timeout_s = delivery_timeout_s
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._http: httpx.Client | None = None
+        self._urls: dict[str, str] = {}
+        self._signing_secret = ""
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    def start(self) -> SlackEmulator:
+        """Bind 127.0.0.1 on a free port and serve; the socket listens before this returns."""
+        if self._server is not None:
+            return self
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": SHUTDOWN_POLL_S},
+            name="slack-emulator",
+            daemon=True,
+        )
+        self._thread.start()
+        self._http = httpx.Client(timeout=self._delivery_timeout_s)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._http is not None:
+            self._http.close()
+        self._server, self._thread, self._http = None, None, None
+
+    def __enter__(self) -> SlackEmulator:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("SlackEmulator is not started")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        """For `WebClient(base_url=...)`; slack_sdk needs the trailing slash."""
+        return f"{self.base_url}/api/"
+
+    # -- workspace setup ---------------------------------------------------------------------------------
+
+    @property
+    def bot_user_id(self) -> str:
+        return self.workspace.bot_user_id
+
+    def add_user(
+        self,
+        user_id: str,
+        name: str,
+        *,
+        real_name: str | None = None,
+        email: str | None = None,
+        is_admin: bool = False,
+        is_bot: bool = False,
+    ) -> User:
+        return self.workspace.add_user(
+            user_id, name, real_name=real_name, email=email, is_admin=is_admin, is_bot=is_bot
+        )
+
+    def add_channel(
+        self,
+        channel_id: str,
+        name: str,
+        *,
+        members: list[str] | None = None,
+        is_private: bool = False,
+        bot_member: bool = True,
+    ) -> Channel:
+        """A channel; the bot is a member unless `bot_member=False` (then Slack sends it no events there)."""
+        people = list(members or [])
+        if bot_member and self.bot_user_id not in people:
+            people.append(self.bot_user_id)
+        return self.workspace.add_channel(channel_id, name, members=people, is_private=is_private)
+
+    def open_dm(self, user_id: str) -> str:
+        """The id of the bot's DM with `user_id`."""
+        return self.workspace.open_dm(user_id).id
+
+    def connect_app(
+        self,
+        events_url: str,
+        signing_secret: str,
+        *,
+        interactivity_url: str | None = None,
+        commands_url: str | None = None,
+    ) -> None:
+        """Where to deliver; Bolt serves events, interactivity and commands on one URL by default."""
+        self._urls = {
+            "events": events_url,
+            "interactivity": interactivity_url or events_url,
+            "commands": commands_url or events_url,
+        }
+        self._signing_secret = signing_secret
+
+    def fail_next(
+        self, method: str, error: str = "ratelimited", status: int = 429, retry_after: int = 1
+    ) -> None:
+        """Make the next call to `method` fail (429 carries `Retry-After`), to test retry handling."""
+        with self._changed:
+            fault = _Fault(error, status, retry_after if status == 429 else None)
+            self._faults.setdefault(method, []).append(fault)
+
+    # -- observing ---------------------------------------------------------------------------------------
+
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0) -> T:
+        """Block until `predicate()` is truthy (re-checked on every call or change); raise at the deadline."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                value = predicate()
+                if value:
+                    return value
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    recent = [c.method for c in self.calls[-10:]]
+                    raise TimeoutError(f"condition not met within {timeout}s; last calls: {recent}")
+                self._changed.wait(remaining)
+
+    def calls_to(self, method: str) -> list[dict[str, Any]]:
+        with self._changed:
+            return [c.params for c in self.calls if c.method == method]
+
+    def bot_messages(self, channel: str, thread_ts: str | None = None) -> list[dict[str, Any]]:
+        """The bot's messages in a channel (all of them, or one thread's), oldest first."""
+        with self._changed:
+            found = self.workspace.channels.get(channel)
+            messages = found.messages if found else []
+            return [
+                copy.deepcopy(m)
+                for m in messages
+                if m.get("bot_id") == self.workspace.bot_id
+                and (thread_ts is None or m.get("thread_ts") == thread_ts)
+            ]
+
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        return self.workspace.thread(channel, thread_ts)
+
+    def statuses(self, channel: str, thread_ts: str) -> list[str]:
+        """Every assistant thread status set on a thread, in order ("" clears it)."""
+        with self._changed:
+            return list(self.workspace.statuses.get((channel, thread_ts), []))
+
+    def ephemeral_messages(self, user_id: str, channel: str | None = None) -> list[dict[str, Any]]:
+        with self._changed:
+            return [
+                copy.deepcopy(m)
+                for m in self.workspace.ephemeral
+                if m["recipient"] == user_id and channel in (None, m["channel"])
+            ]
+
+    def home_view(self, user_id: str) -> dict[str, Any] | None:
+        with self._changed:
+            return copy.deepcopy(self.workspace.home_views.get(user_id))
+
+    def open_modals(self) -> list[dict[str, Any]]:
+        with self._changed:
+            return [copy.deepcopy(self.workspace.views[v]) for v in self.workspace.open_modals]
+
+    @property
+    def feedback(self) -> list[dict[str, Any]]:
+        with self._changed:
+            return list(self.workspace.feedback)
+
+    # -- delivering to the app ---------------------------------------------------------------------------
+
+    def deliver(
+        self,
+        event: dict[str, Any],
+        *,
+        event_id: str | None = None,
+        retry_num: int | None = None,
+        retry_reason: str | None = None,
+        sign: bool = True,
+        timestamp: int | float | None = None,
+    ) -> httpx.Response:
+        """POST one event in its `event_callback` envelope to the app, signed like Slack's."""
+        event_id = event_id or f"Ev{next(self._event_ids):08X}"
+        envelope = payloads.event_envelope(
+            self.workspace, event, event_id=event_id, event_time=int(time.time())
+        )
+        headers = {"Content-Type": "application/json"}
+        if retry_num is not None:
+            headers["X-Slack-Retry-Num"] = str(retry_num)
+            headers["X-Slack-Retry-Reason"] = retry_reason or "http_timeout"
+        body = json.dumps(envelope).encode()
+        return self._post("events", envelope, body, headers, sign=sign, timestamp=timestamp)
+
+    def _post(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        sign: bool = True,
+        timestamp: int | float | None = None,
+    ) -> httpx.Response:
+        if self._http is None or not self._urls:
+            raise RuntimeError("start the emulator and connect_app(...) before delivering")
+        if sign:
+            headers.update(payloads.sign(self._signing_secret, body, int(timestamp or time.time())))
+        response = self._http.post(self._urls[kind], content=body, headers=headers)
+        with self._changed:
+            self.deliveries.append(Delivery(kind, payload, response.status_code, response.text))
+            self._changed.notify_all()
+        return response
+
+    def _post_form(self, kind: str, payload: dict[str, Any], form: dict[str, str]) -> httpx.Response:
+        body = urlencode(form).encode()
+        return self._post(kind, payload, body, {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def _deliver_if_connected(self, events: list[dict[str, Any]]) -> None:
+        if self._urls:
+            for event in events:
+                self.deliver(event)
+
+    # -- acting as people --------------------------------------------------------------------------------
+
+    def _member_channel(self, user_id: str, channel_id: str) -> Channel:
+        channel = self.workspace.channels.get(channel_id)
+        if channel is None:
+            raise LookupError(f"no channel {channel_id}")
+        if user_id not in self.workspace.users or user_id not in channel.members:
+            raise LookupError(f"{user_id} is not a member of {channel_id}")
+        return channel
+
+    def _events_for(self, channel: Channel, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """What Slack sends the bot for a new message: `message`, plus `app_mention` when it is mentioned."""
+        if self.bot_user_id not in channel.members:
+            return []
+        events = [payloads.message_event(message, channel.id, channel.channel_type)]
+        if not channel.is_im and self.bot_user_id in payloads.mentions(message.get("text", "")):
+            events.append(payloads.app_mention_event(message, channel.id))
+        return events
+
+    def post_as_user(self, user_id: str, channel: str, text: str, thread_ts: str | None = None) -> str:
+        """Store a message typed by a person and deliver its events; returns its ts."""
+        with self._changed:
+            found = self._member_channel(user_id, channel)
+            message = payloads.user_message(
+                self.workspace, user_id, text, self.workspace.next_ts(), thread_ts
+            )
+            self.workspace.store_message(found, message)
+            events = self._events_for(found, copy.deepcopy(message))
+            self._changed.notify_all()
+        self._deliver_if_connected(events)
+        return message["ts"]
+
+    def post_as_other_bot(
+        self, bot_id: str, channel: str, text: str, thread_ts: str | None = None, username: str = "otherbot"
+    ) -> str:
+        """A message from another integration (subtype bot_message), which Sleuth must not answer."""
+        with self._changed:
+            found = self.workspace.channels[channel]
+            message: dict[str, Any] = {
+                "type": "message",
+                "subtype": "bot_message",
+                "bot_id": bot_id,
+                "username": username,
+                "text": text,
+                "ts": self.workspace.next_ts(),
+            }
+            if thread_ts:
+                message["thread_ts"] = thread_ts
+            self.workspace.store_message(found, message)
+            events = self._events_for(found, copy.deepcopy(message))
+            self._changed.notify_all()
+        self._deliver_if_connected(events)
+        return message["ts"]
+
+    def edit_as_user(self, user_id: str, channel: str, ts: str, text: str) -> None:
+        """Edit a person's message and deliver the `message_changed` event."""
+        with self._changed:
+            found = self._member_channel(user_id, channel)
+            message = found.find(ts)
+            if message is None or message.get("user") != user_id:
+                raise LookupError(f"{user_id} has no message {ts} in {channel}")
+            previous = copy.deepcopy(message)
+            event_ts = self.workspace.next_ts()
+            message.update(
+                text=text, blocks=payloads.rich_text_blocks(text), edited={"user": user_id, "ts": event_ts}
+            )
+            event = {
+                "type": "message",
+                "subtype": "message_changed",
+                "hidden": True,
+                "message": copy.deepcopy(message),
+                "previous_message": previous,
+                "channel": channel,
+                "ts": event_ts,
+                "event_ts": event_ts,
+                "channel_type": found.channel_type,
+            }
+            self._changed.notify_all()
+        self._deliver_if_connected([event])
+
+    def delete_as_user(self, user_id: str, channel: str, ts: str) -> None:
+        """Delete a person's message and deliver the `message_deleted` event."""
+        with self._changed:
+            found = self._member_channel(user_id, channel)
+            message = found.find(ts)
+            if message is None or message.get("user") != user_id:
+                raise LookupError(f"{user_id} has no message {ts} in {channel}")
+            previous = self.workspace.remove_message(found, ts)
+            event_ts = self.workspace.next_ts()
+            event = {
+                "type": "message",
+                "subtype": "message_deleted",
+                "hidden": True,
+                "deleted_ts": ts,
+                "previous_message": previous,
+                "channel": channel,
+                "ts": event_ts,
+                "event_ts": event_ts,
+                "channel_type": found.channel_type,
+            }
+            self._changed.notify_all()
+        self._deliver_if_connected([event])
+
+    def open_app_home(self, user_id: str, tab: str = "home") -> httpx.Response:
+        """The person opens the app's Home or Messages tab: an `app_home_opened` event."""
+        with self._changed:
+            channel = self.workspace.open_dm(user_id)
+            event: dict[str, Any] = {
+                "type": "app_home_opened",
+                "user": user_id,
+                "channel": channel.id,
+                "tab": tab,
+                "event_ts": self.workspace.next_ts(),
+            }
+            view = self.workspace.home_views.get(user_id)
+            if tab == "home" and view is not None:
+                event["view"] = copy.deepcopy(view)
+        return self.deliver(event)
+
+    # -- HTTP side ---------------------------------------------------------------------------------------
+
+    def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
+        """One Web API request: auth, injected faults, then the method; records the call and wakes waiters."""
+        headers: dict[str, str] = {}
+        with self._changed:
+            with contextlib.suppress(ApiError):  # undecodable: recorded raw, and the call answers the error
+                params = normalize_params(params)
+            self.calls.append(ApiCall(method, params))
+            faults = self._faults.get(method)
+            try:
+                if not token:
+                    raise ApiError("not_authed")
+                if token != self.bot_token:
+                    raise ApiError("invalid_auth")
+                if faults:
+                    fault = faults.pop(0)
+                    if fault.retry_after is not None:
+                        headers["Retry-After"] = str(fault.retry_after)
+                    return fault.status, {"ok": False, "error": fault.error}, headers
+                return 200, self.api.call(method, params), headers
+            except ApiError as exc:
+                return 200, {"ok": False, "error": exc.error, **exc.extra}, headers
+            finally:
+                self._changed.notify_all()
