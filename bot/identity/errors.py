@@ -1,0 +1,32 @@
+"""The identity layer's errors; every message is safe to show to the user.
+
+IdentityError > UnknownSource, InvalidLinkState, LinkFailed.
+"""
+
+from __future__ import annotations
+
+
+class IdentityError(Exception):
+    """Base of the identity layer's errors."""
+
+
+class UnknownSource(IdentityError):
+    def __init__(self, source: str) -> None:
+        super().__init__(f"There is no source called {source!r} to link.")
+        self.source = source
+
+
+class InvalidLinkState(IdentityError):
+    """The state is unknown, already used or expired: deliberately one error, one message, for all three."""
+
+    def __init__(self) -> None:
+        super().__init__("This sign-in link is invalid or has expired.")
+
+
+class LinkFailed(IdentityError):
+    """The provider did not complete the link (denied, bad code, PKCE mismatch, unreachable)."""
+
+    def __init__(self, source: str, label: str, reason: str) -> None:
+        super().__init__(f"Linking {label} did not finish. Run `/sleuth link {source}` to try again.")
+        self.source = source
+        self.reason = reason  # for logs: an OAuth error code or an HTTP failure class, never a token

@@ -1,0 +1,411 @@
+"""Account linking: a Slack user connects their account on a source through OAuth 2.0 authorization code
+with PKCE.
+
+`start()` mints a state (bound to team, user, source and the PKCE verifier) and returns the provider's
+authorize URL; the provider sends the browser to Sleuth's `/oauth/callback` (`bot.oauth_routes`), which calls
+`complete()`. `identities()` hands the resolver a fresh `LinkedIdentity` per working link, refreshing tokens
+(and persisting them) as needed; a link whose refresh fails with `invalid_grant` or whose token the provider
+rejects is marked expired and reported as a `LinkProblem`, never raised. `unlink()` revokes at the provider
+(RFC 7009).
+
+Errors (errors.py): `InvalidLinkState` for any bad state, `LinkFailed`, `UnknownSource`.
+
+Table `oauth_links`: (team, user, source) -> account, groups (JSON), status ("active" | "expired"), linked_at,
+updated_at. Tokens live in the vault, never here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from authlib.integrations.httpx_client import OAuth2Client, OAuthError
+from pydantic import BaseModel, ConfigDict, SecretStr
+from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
+
+from bot.identity.errors import InvalidLinkState, LinkFailed, UnknownSource
+from bot.identity.states import Clock, StateStore
+from bot.vault import TokenSet, TokenVault
+from connectors.base import LinkedIdentity
+
+try:
+    import httpx2 as _http  # what authlib's httpx integration uses when it is installed
+except ImportError:  # pragma: no cover - authlib falls back to httpx
+    import httpx as _http  # type: ignore[no-redef]
+
+log = logging.getLogger(__name__)
+
+ACTIVE, EXPIRED = "active", "expired"
+
+metadata = MetaData()
+
+oauth_links = Table(
+    "oauth_links",
+    metadata,
+    Column("team", String(64), primary_key=True),
+    Column("user", String(64), primary_key=True),
+    Column("source", String(128), primary_key=True),
+    Column("account", String(320), nullable=False),
+    Column("groups", Text, nullable=False, default="[]"),
+    Column("status", String(16), nullable=False),
+    Column("linked_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+
+class OAuthSourceConfig(BaseModel):
+    """How to reach one source's OAuth 2.0 provider. Plain values; built by the caller from its settings."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str  # the connector's name, e.g. "acme" (the one in `/sleuth link acme`)
+    client_id: str
+    client_secret: SecretStr
+    authorize_url: str
+    token_url: str
+    revoke_url: str | None = None  # RFC 7009 endpoint; None: unlinking only forgets the token
+    userinfo_url: str  # answers {sub, email?, groups?} for a bearer token
+    scopes: tuple[str, ...] = ()
+    display_name: str | None = None  # "Acme" in messages; defaults to the source name capitalised
+
+    @property
+    def label(self) -> str:
+        return self.display_name or self.source.capitalize()
+
+
+@dataclass(frozen=True)
+class LinkProblem:
+    """A link that cannot be used right now; `message` is meant for a private note to the user."""
+
+    source: str
+    message: str
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    team: str
+    user: str
+    source: str
+    label: str
+    account: str
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    source: str
+    account: str
+    status: str  # "active" | "expired"
+    linked_at: float
+    groups: tuple[str, ...] = ()
+
+
+class _TokenRejected(Exception):
+    """The provider rejected the token or the refresh token (401, invalid_grant)."""
+
+
+class _Unreachable(Exception):
+    """The provider could not be asked (connection error, 5xx, garbage)."""
+
+
+class AccountLinker:
+    """Links, refreshes and unlinks users' accounts on OAuth sources."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        vault: TokenVault,
+        sources: Iterable[OAuthSourceConfig],
+        *,
+        redirect_uri: str,
+        clock: Clock = time.time,
+        state_ttl_s: float = 600.0,
+        http_timeout_s: float = 10.0,
+    ) -> None:
+        self._engine, self._vault, self._clock = engine, vault, clock
+        self._sources = {config.source: config for config in sources}
+        self._redirect_uri = redirect_uri
+        self._timeout = http_timeout_s
+        self._states = StateStore(engine, vault, clock, state_ttl_s)
+        self._listeners: list[Callable[[str, str], None]] = []
+        metadata.create_all(engine)
+
+    def __repr__(self) -> str:
+        return f"AccountLinker(sources={sorted(self._sources)!r})"
+
+    @property
+    def sources(self) -> list[OAuthSourceConfig]:
+        return list(self._sources.values())
+
+    def source(self, name: str) -> OAuthSourceConfig:
+        try:
+            return self._sources[name]
+        except KeyError:
+            raise UnknownSource(name) from None
+
+    def on_change(self, listener: Callable[[str, str], None]) -> None:
+        """`listener(team, user)` runs after a link of that user is made, removed or found expired."""
+        self._listeners.append(listener)
+
+    # -- linking --
+
+    def start(self, team: str, user: str, source: str, *, login_hint: str | None = None) -> str:
+        """Returns the provider's authorize URL for this user; its state is single-use and short-lived."""
+        config = self.source(source)
+        state, verifier = self._states.mint(team, user, source)
+        extra = {"login_hint": login_hint} if login_hint else {}
+        with self._client(config, scope=" ".join(config.scopes) or None) as client:
+            url, _ = client.create_authorization_url(
+                config.authorize_url, state=state, code_verifier=verifier, **extra
+            )
+        log.info("link started", extra={"team": team, "user": user, "source": source})
+        return str(url)
+
+    def complete(self, *, state: str, code: str | None, error: str | None = None) -> LinkResult:
+        """Finishes a link from the callback's query. Raises `InvalidLinkState` or `LinkFailed`."""
+        pending = self._states.consume(state)
+        config = self._sources.get(pending.source)
+        if config is None:
+            raise InvalidLinkState()  # the source was removed from the configuration meanwhile
+        if error or not code:
+            raise LinkFailed(config.source, config.label, (error or "missing_code")[:64])
+        with self._client(config) as client:
+            try:
+                raw = client.fetch_token(
+                    config.token_url,
+                    grant_type="authorization_code",
+                    code=code,
+                    code_verifier=pending.code_verifier,
+                )
+            except OAuthError as exc:
+                raise LinkFailed(config.source, config.label, exc.error) from None
+            except (_http.HTTPError, ValueError) as exc:
+                raise LinkFailed(config.source, config.label, type(exc).__name__) from None
+            token = TokenSet.from_response(raw, self._clock())
+            try:
+                account, groups = self._userinfo(client, config, token)
+            except (_TokenRejected, _Unreachable) as exc:
+                self._revoke(config, token)  # a grant we cannot use is not kept at the provider either
+                raise LinkFailed(config.source, config.label, type(exc).__name__) from None
+        previous = self._vault.get_token(pending.team, pending.user, config.source)
+        self._vault.put_token(pending.team, pending.user, config.source, token)
+        self._save_link(pending.team, pending.user, config.source, account, groups)
+        if previous is not None and previous.refresh_token != token.refresh_token:
+            self._revoke(config, previous)
+        log.info(
+            "account linked", extra={"team": pending.team, "user": pending.user, "source": config.source}
+        )
+        self._changed(pending.team, pending.user)
+        return LinkResult(pending.team, pending.user, config.source, config.label, account)
+
+    def unlink(self, team: str, user: str, source: str) -> bool:
+        """Revokes the grant at the provider (best effort) and forgets it. True if there was a link."""
+        config = self._sources.get(source)
+        token = self._vault.get_token(team, user, source)
+        if config is not None and token is not None:
+            self._revoke(config, token)
+        removed = self._vault.delete_token(team, user, source)
+        with self._engine.begin() as conn:
+            removed = (
+                conn.execute(delete(oauth_links).where(*_key(team, user, source))).rowcount > 0 or removed
+            )
+        log.info("account unlinked", extra={"team": team, "user": user, "source": source, "removed": removed})
+        self._changed(team, user)
+        return removed
+
+    def links(self, team: str, user: str) -> list[LinkInfo]:
+        query = select(oauth_links).where(oauth_links.c.team == team, oauth_links.c.user == user)
+        with self._engine.connect() as conn:
+            rows = conn.execute(query.order_by(oauth_links.c.source)).mappings().all()
+        return [
+            LinkInfo(r["source"], r["account"], r["status"], r["linked_at"], tuple(json.loads(r["groups"])))
+            for r in rows
+        ]
+
+    # -- use --
+
+    def identities(self, team: str, user: str) -> tuple[list[LinkedIdentity], list[LinkProblem]]:
+        """One verified identity per working link (tokens refreshed as needed), a problem per broken one."""
+        found: list[LinkedIdentity] = []
+        problems: list[LinkProblem] = []
+        for link in self.links(team, user):
+            config = self._sources.get(link.source)
+            if config is None:
+                continue  # a source no longer configured contributes nothing
+            if link.status != ACTIVE:
+                problems.append(self.expired_problem(config.source))
+                continue
+            try:
+                found.append(self._identity(team, user, config, link))
+            except _TokenRejected:
+                problems.append(self.mark_expired(team, user, config.source))
+            except _Unreachable:
+                log.warning("provider unreachable", extra={"source": config.source})
+                problems.append(LinkProblem(config.source, _unreachable_message(config)))
+        return found, problems
+
+    def mark_expired(self, team: str, user: str, source: str) -> LinkProblem:
+        """Records that the source no longer accepts this user's grant (e.g. a connector got a 401); the dead
+        token is dropped from the vault; the link stays listed as expired until relinked or unlinked."""
+        self._vault.delete_token(team, user, source)
+        with self._engine.begin() as conn:
+            conn.execute(
+                update(oauth_links)
+                .where(*_key(team, user, source))
+                .values(status=EXPIRED, updated_at=self._clock())
+            )
+        log.warning("link expired", extra={"team": team, "user": user, "source": source})
+        self._changed(team, user)
+        return self.expired_problem(source)
+
+    def expired_problem(self, source: str) -> LinkProblem:
+        label = self._sources[source].label if source in self._sources else source
+        return LinkProblem(source, f"Your {label} link expired — run `/sleuth link {source}` to reconnect.")
+
+    def _identity(self, team: str, user: str, config: OAuthSourceConfig, link: LinkInfo) -> LinkedIdentity:
+        token = self._vault.get_token(team, user, config.source)
+        if token is None:
+            raise _TokenRejected()
+        with self._client(config) as client:
+            if token.expired(self._clock()):
+                token = self._refresh(client, team, user, config, token)
+            try:
+                account, groups = self._userinfo(client, config, token)
+            except _TokenRejected:  # expired or revoked early at the provider: one refresh, then give up
+                token = self._refresh(client, team, user, config, token)
+                account, groups = self._userinfo(client, config, token)
+        if (account, tuple(groups)) != (link.account, link.groups):  # the provider's profile changed
+            self._save_link(team, user, config.source, account, groups, linked_at=link.linked_at)
+        return LinkedIdentity(
+            source=config.source, account=account, access_token=token.access_token, groups=tuple(groups)
+        )
+
+    def _refresh(
+        self, client: OAuth2Client, team: str, user: str, config: OAuthSourceConfig, token: TokenSet
+    ) -> TokenSet:
+        if not token.refresh_token:
+            raise _TokenRejected()
+        saved: list[TokenSet] = []
+
+        def persist(
+            new: dict[str, Any], refresh_token: str | None = None, access_token: str | None = None
+        ) -> None:
+            fresh = TokenSet.from_response(new, self._clock(), refresh_token=refresh_token)
+            self._vault.put_token(team, user, config.source, fresh)
+            saved.append(fresh)
+
+        client.update_token = persist
+        try:
+            client.refresh_token(config.token_url, refresh_token=token.refresh_token)
+        except OAuthError as exc:
+            if exc.error not in ("invalid_grant", "unauthorized_client", "invalid_client"):
+                raise _Unreachable() from None
+            current = self._vault.get_token(team, user, config.source)  # another worker may have rotated it
+            if current is not None and current.refresh_token not in (None, token.refresh_token):
+                return current
+            raise _TokenRejected() from None
+        except (_http.HTTPError, ValueError):
+            raise _Unreachable() from None
+        finally:
+            client.update_token = None
+        if not saved:
+            raise _Unreachable()
+        log.info("token refreshed", extra={"team": team, "user": user, "source": config.source})
+        return saved[-1]
+
+    def _userinfo(
+        self, client: OAuth2Client, config: OAuthSourceConfig, token: TokenSet
+    ) -> tuple[str, list[str]]:
+        try:
+            response = client.request(
+                "GET",
+                config.userinfo_url,
+                withhold_token=True,
+                headers={"Authorization": f"Bearer {token.access_token}", "Accept": "application/json"},
+            )
+        except _http.HTTPError:
+            raise _Unreachable() from None
+        if response.status_code == 401:
+            raise _TokenRejected()
+        if response.status_code != 200:
+            raise _Unreachable()
+        try:
+            info = response.json()
+        except ValueError:
+            raise _Unreachable() from None
+        account = (info.get("email") or info.get("sub") or "") if isinstance(info, dict) else ""
+        if not isinstance(account, str) or not account:
+            raise _Unreachable()
+        groups = info.get("groups") or []
+        return account, [str(g) for g in groups] if isinstance(groups, list) else []
+
+    def _revoke(self, config: OAuthSourceConfig, token: TokenSet) -> None:
+        if not config.revoke_url:
+            return
+        with self._client(config) as client:
+            for value, hint in ((token.refresh_token, "refresh_token"), (token.access_token, "access_token")):
+                if not value:
+                    continue
+                try:
+                    response = client.revoke_token(config.revoke_url, token=value, token_type_hint=hint)
+                except _http.HTTPError:
+                    response = None
+                if response is None or response.status_code != 200:
+                    log.warning("token revocation failed", extra={"source": config.source, "hint": hint})
+
+    def _save_link(
+        self,
+        team: str,
+        user: str,
+        source: str,
+        account: str,
+        groups: list[str],
+        linked_at: float | None = None,
+    ) -> None:
+        now = self._clock()
+        values = {
+            "account": account,
+            "groups": json.dumps(groups),
+            "status": ACTIVE,
+            "linked_at": linked_at or now,
+            "updated_at": now,
+        }
+        with self._engine.begin() as conn:
+            if (
+                conn.execute(update(oauth_links).where(*_key(team, user, source)).values(**values)).rowcount
+                == 0
+            ):
+                conn.execute(insert(oauth_links).values(team=team, user=user, source=source, **values))
+
+    @contextmanager
+    def _client(self, config: OAuthSourceConfig, scope: str | None = None) -> Iterator[OAuth2Client]:
+        client = OAuth2Client(
+            client_id=config.client_id,
+            client_secret=config.client_secret.get_secret_value(),
+            scope=scope,
+            redirect_uri=self._redirect_uri,
+            code_challenge_method="S256",
+            timeout=self._timeout,
+        )
+        try:
+            yield client
+        finally:
+            client.close()
+
+    def _changed(self, team: str, user: str) -> None:
+        for listener in self._listeners:
+            listener(team, user)
+
+
+def _key(team: str, user: str, source: str) -> tuple[Any, ...]:
+    return (oauth_links.c.team == team, oauth_links.c.user == user, oauth_links.c.source == source)
+
+
+def _unreachable_message(config: OAuthSourceConfig) -> str:
+    return (
+        f"I couldn't reach {config.label} to check your access, so I used only what everyone may see there."
+    )

@@ -1,0 +1,89 @@
+"""OAuth `state` values: minted by the server, single-use, short-lived, bound to (team, user, source) and to
+the PKCE verifier. Only a hash of the state is stored, and the verifier is encrypted by the vault.
+
+Table `oauth_states`: state_hash (sha256 hex) -> team, user, source, verifier_ct, created_at, expires_at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Column, Engine, Float, LargeBinary, MetaData, String, Table, delete, insert, select
+
+from bot.identity.errors import InvalidLinkState
+from bot.vault import TokenVault
+
+Clock = Callable[[], float]
+
+metadata = MetaData()
+
+oauth_states = Table(
+    "oauth_states",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),
+    Column("team", String(64), nullable=False),
+    Column("user", String(64), nullable=False),
+    Column("source", String(128), nullable=False),
+    Column("verifier_ct", LargeBinary, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False, index=True),
+)
+
+
+@dataclass(frozen=True)
+class PendingLink:
+    team: str
+    user: str
+    source: str
+    code_verifier: str = field(repr=False)
+
+
+def state_hash(state: str) -> str:
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+class StateStore:
+    def __init__(self, engine: Engine, vault: TokenVault, clock: Clock, ttl_s: float) -> None:
+        self._engine, self._vault, self._clock, self._ttl_s = engine, vault, clock, ttl_s
+        metadata.create_all(engine)
+
+    def mint(self, team: str, user: str, source: str) -> tuple[str, str]:
+        """Returns (state, code_verifier) for a new authorization request, and drops expired states."""
+        state = secrets.token_urlsafe(32)
+        verifier = secrets.token_urlsafe(64)  # 86 chars of [A-Za-z0-9_-], within RFC 7636's 43..128
+        now = self._clock()
+        with self._engine.begin() as conn:
+            conn.execute(delete(oauth_states).where(oauth_states.c.expires_at <= now))
+            conn.execute(
+                insert(oauth_states).values(
+                    state_hash=state_hash(state),
+                    team=team,
+                    user=user,
+                    source=source,
+                    verifier_ct=self._vault.encrypt(verifier.encode()),
+                    created_at=now,
+                    expires_at=now + self._ttl_s,
+                )
+            )
+        return state, verifier
+
+    def consume(self, state: str) -> PendingLink:
+        """Takes the state out of the store (once, even under concurrency); raises `InvalidLinkState`."""
+        if not state or len(state) > 256:
+            raise InvalidLinkState()
+        key = state_hash(state)
+        with self._engine.begin() as conn:
+            row = (
+                conn.execute(select(oauth_states).where(oauth_states.c.state_hash == key)).mappings().first()
+            )
+            if row is None:
+                raise InvalidLinkState()
+            if conn.execute(delete(oauth_states).where(oauth_states.c.state_hash == key)).rowcount != 1:
+                raise InvalidLinkState()  # another request consumed it first
+        if row["expires_at"] <= self._clock():
+            raise InvalidLinkState()
+        verifier = self._vault.decrypt(row["verifier_ct"]).decode()
+        return PendingLink(team=row["team"], user=row["user"], source=row["source"], code_verifier=verifier)
