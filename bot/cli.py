@@ -145,6 +145,33 @@ def gaps(days: Annotated[int, typer.Option(help="Look back this many days")] = 3
     console.print(table if rows else "No open gaps logged.")
 
 
+audit_app = typer.Typer(help="Check Sleuth against your own data.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("permissions")
+def audit_permissions_command(
+    probes: Annotated[int | None, typer.Option("--probes", help="Stop after this many probes")] = None,
+) -> None:
+    """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
+    from bot.audit import audit_permissions
+
+    rt = _runtime()
+    _ensure_synced(rt)
+    users = {email: rt.principals_for_email(email) for email in rt.known_people()}
+    with Progress(SpinnerColumn(), TextColumn("[bold]audit"), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task("audit", total=probes)
+        report = audit_permissions(rt, users, max_probes=probes, progress=lambda n: bar.advance(task, n))
+    table = Table("path", "probes")
+    for path, n in sorted(report.by_path.items()):
+        table.add_row(path, str(n))
+    console.print(table)
+    for leak in report.leaks[:20]:
+        console.print(f"[red]leak[/] {leak}")
+    typer.echo(f"probes: {report.probes}  leaks: {len(report.leaks)}")
+    raise typer.Exit(1 if report.leaks else 0)
+
+
 sources_app = typer.Typer(help="Manage sources (admins).", no_args_is_help=True)
 app.add_typer(sources_app, name="sources")
 

@@ -98,6 +98,13 @@ class Runtime:
     def connectors(self) -> list[Connector]:
         return [self.connector(e.name) for e in self.catalog.entries()]
 
+    def known_people(self) -> list[str]:
+        """Accounts the directory-trusted sources know (for audits); Slack users are resolved separately."""
+        people: set[str] = set()
+        for connector in self.connectors():
+            people.update(getattr(connector, "people", lambda: [])())
+        return sorted(people)
+
     def principals_for_email(self, email: str) -> frozenset[str]:
         """Principals of a verified email on sources that trust the directory (auth kind "none").
 

@@ -122,6 +122,10 @@ class FolderConnector:
         found.update(group_principal(self.name, g) for g in identity.groups)
         return found
 
+    def people(self) -> list[str]:
+        """The accounts of the folder's directory (people.json)."""
+        return [str(p["email"]).lower() for p in self._people() if p.get("email")]
+
     # ------------------------------------------------------------------ reading
     def _files(self) -> Iterator[Path]:
         seen: set[Path] = set()

@@ -87,6 +87,7 @@ def answer(
         gap_log.append(
             state["question"],
             [{"kind": g["kind"], "log_what": _aspect_text(plan, g)} for g in gaps],
+            asker=state["asker"],
         )
     record = {
         "turn": state["turn"],

@@ -27,6 +27,10 @@ class Lexicon(Protocol):
         """Dense similarity of the query to each text (cosine)."""
         ...
 
+    def resolve(self, name: str) -> list[str]:
+        """The visible documents a name (title, key, alias) denotes."""
+        ...
+
 
 @dataclass
 class PlanProposal:

@@ -129,6 +129,13 @@ class OfflineReasoner:
             weights = {t: lexicon.idf(t) for t in aspect["terms"]}
             total = sum(weights.values()) or 1.0
             entity_terms = {t for name in aspect["entities"] for t in terms(name)}
+            keys = [k for k in aspect["entities"] if TICKET_KEY.fullmatch(k)]
+            if any(not lexicon.resolve(k) and not _key_mentioned(k, evidence) for k in keys):
+                # The question is about an item nobody visible mentions: nothing can establish it, and a
+                # missing item and a hidden one must read the same.
+                missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
+                notes.append(f"{aspect['id']}: named item not found")
+                continue
             readings = {e["id"]: _read(e, weights, total) for e in evidence}
             for eid, reading in readings.items():
                 bonus = 0.25 if _is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
@@ -210,7 +217,11 @@ class OfflineReasoner:
                         seen.add(key)
                         out.append(ComposedSentence(text=sentence, cites=[eid], aspect=aspect["id"]))
         related: list[ComposedSentence] = []
-        if not out:
+        unknown_item = any(
+            TICKET_KEY.fullmatch(k) and not lexicon.resolve(k) and not _key_mentioned(k, evidence)
+            for k in plan.get("entities", [])
+        )
+        if not out and not unknown_item:
             weights = {t: lexicon.idf(t) for a in plan["aspects"] for t in a["terms"]}
             ranked = sorted(evidence, key=lambda e: -e.get("relevance", 0.0))[:3]
             scored = [
@@ -245,6 +256,11 @@ def _comparison_sides(question: str, entities: list[str]) -> list[str]:
         found = [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
         sides = _dedupe([*sides, *found])
     return sides[:4] if len(sides) >= 2 else []
+
+
+def _key_mentioned(key: str, evidence: Sequence[Evidence]) -> bool:
+    pattern = re.compile(rf"\b{re.escape(key)}\b")
+    return any(pattern.search(e["text"]) or pattern.search(e["title"]) for e in evidence)
 
 
 def _is_entity_passage(e: Evidence, entities: Sequence[str]) -> bool:

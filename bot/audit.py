@@ -1,0 +1,164 @@
+"""`sleuth audit permissions`: a leak matrix over users x restricted documents x paths, run against the
+current store, so an admin can check Sleuth against their own data.
+
+A probe asks, as one user, for one document that user may not open, through one path, and checks that
+nothing of that document comes back: not its id, not its title, not its text. Paths: lexical, dense and
+hybrid search (by title, by aliases, by its own sentences), direct reads (each chunk, the document record),
+alias resolution, graph neighbours and personalised PageRank from its visible neighbours, the full
+investigation (evidence, sources, ranked passages, answer text, trace), a follow-up in a thread where an
+authorised user asked first, and the gap log.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.runtime import Runtime
+from connectors.knowledge.acl import can_see
+from connectors.knowledge.tables import aliases, chunks, doc_acl, documents, edges
+from graph_flows.reading import sentences
+
+
+@dataclass
+class AuditReport:
+    probes: int = 0
+    leaks: list[dict[str, str]] = field(default_factory=list)
+    by_path: dict[str, int] = field(default_factory=dict)
+
+    def record(self, path: str, leaked: bool, **context: str) -> None:
+        self.probes += 1
+        self.by_path[path] = self.by_path.get(path, 0) + 1
+        if leaked:
+            self.leaks.append({"path": path, **context})
+
+
+@dataclass(frozen=True)
+class _Doc:
+    id: str
+    title: str
+    acl: frozenset[str]
+    names: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+    phrases: tuple[str, ...]  # distinctive sentences of its text
+
+
+def audit_permissions(
+    rt: Runtime, users: dict[str, frozenset[str]], *, max_probes: int | None = None, seed: int = 7,
+    progress: Callable[[int], None] | None = None,
+) -> AuditReport:
+    """Runs every probe for every (user, document the user may not see). `users` maps an asker id (email) to
+    the principals Sleuth resolves for them."""
+    report = AuditReport()
+    docs = _restricted_docs(rt)
+    rng = random.Random(seed)
+    for user, principals in sorted(users.items()):
+        hidden = [d for d in docs if not can_see(principals, d.acl)]
+        allowed_users = {u: p for u, p in users.items()}
+        for doc in hidden:
+            for path, leaked in _probes(rt, user, principals, doc, allowed_users, rng):
+                report.record(path, leaked, user=user, doc=doc.id)
+                if progress:
+                    progress(1)
+                if max_probes and report.probes >= max_probes:
+                    return report
+    return report
+
+
+def _probes(
+    rt: Runtime, user: str, principals: frozenset[str], doc: _Doc, users: dict[str, frozenset[str]],
+    rng: random.Random,
+) -> Iterator[tuple[str, bool]]:
+    store = rt.store
+    queries = [doc.title, *doc.names[:3], *doc.phrases[:3]]
+    for query in queries:
+        for mode in ("bm25", "dense", "hybrid"):
+            hits = store.search_text(query, principals, 20, mode=mode)
+            yield f"search:{mode}", any(h.doc_id == doc.id for h in hits)
+    for chunk_id in doc.chunk_ids:
+        yield "read", store.read(chunk_id, principals) is not None
+    yield "chunks_of", bool(store.chunks_of(doc.id, principals))
+    yield "document", store.document(doc.id, principals) is not None
+    resolved = store.resolve([doc.title, *doc.names, doc.id], principals)
+    yield "aliases", any(doc.id in ids for ids in resolved.values())
+    neighbours = _linked_docs(rt, doc.id)
+    if neighbours:
+        yield "graph:neighbors", any(n.doc_id == doc.id for n in store.neighbors(neighbours, principals))
+        yield "graph:expand", any(d == doc.id for d, _ in store.expand(neighbours, principals, 50))
+    question = rng.choice([f"What does {doc.title} say?", f"Tell me about {doc.title}", doc.phrases[0] if doc.phrases else doc.title])
+    thread = f"audit:{user}:{doc.id}"
+    out = rt.investigator.ask(thread, question, asker=user, principals=principals)
+    yield "flow:evidence", any(e["doc_id"] == doc.id for e in out.get("evidence") or [])
+    yield "flow:answer", _mentions(out.get("answer"), doc, question)
+    yield "flow:trace", _mentions(out.get("trace"), doc, question)
+    owner = next((u for u, p in sorted(users.items()) if can_see(p, doc.acl)), None)
+    if owner is not None:
+        shared = f"audit-followup:{owner}:{user}:{doc.id}"
+        rt.investigator.ask(shared, question, asker=owner, principals=users[owner])
+        follow = rt.investigator.ask(shared, "and what else should I know about it?", asker=user, principals=principals)
+        yield "followup:evidence", any(e["doc_id"] == doc.id for e in follow.get("evidence") or [])
+        yield "followup:answer", _mentions(follow.get("answer"), doc, question)
+        yield "followup:trace", _mentions(follow.get("trace"), doc, question)
+    yield "gaps", _gap_log_mentions(rt, user, doc, question)
+
+
+def _needles(doc: _Doc, question: str) -> list[str]:
+    """What would betray the document: its id, its title, its sentences; minus what the asker typed."""
+    needles = [doc.id, *(p for p in doc.phrases[:3] if len(p) > 25)]
+    if len(doc.title) > 12:
+        needles.append(doc.title)
+    return [n for n in needles if n not in question]
+
+
+def _mentions(value: Any, doc: _Doc, question: str) -> bool:
+    blob = json.dumps(value, default=str, ensure_ascii=False).replace(json.dumps(question)[1:-1], "")
+    return any(n in blob for n in _needles(doc, question))
+
+
+def _gap_log_mentions(rt: Runtime, user: str, doc: _Doc, question: str) -> bool:
+    """The gap log as this user sees it (their own entries) must not carry the document."""
+    text = "\n".join(f"{e['what']} {e['question']}" for e in rt.gap_log.entries(viewer=user)).replace(question, "")
+    return any(n in text for n in _needles(doc, question))
+
+
+def _restricted_docs(rt: Runtime) -> list[_Doc]:
+    with rt.engine.connect() as conn:
+        acl: dict[str, set[str]] = {}
+        for row in conn.execute(select(doc_acl.c.doc_id, doc_acl.c.principal)):
+            acl.setdefault(row.doc_id, set()).add(row.principal)
+        titles = {r.id: r.title for r in conn.execute(select(documents.c.id, documents.c.title))}
+        names: dict[str, list[str]] = {}
+        for row in conn.execute(select(aliases.c.origin, aliases.c.name)):
+            names.setdefault(row.origin, []).append(row.name)
+        texts: dict[str, list[tuple[str, str]]] = {}
+        for row in conn.execute(select(chunks.c.doc_id, chunks.c.id, chunks.c.text).order_by(chunks.c.n)):
+            texts.setdefault(row.doc_id, []).append((row.id, row.text))
+    out = []
+    for doc_id, principals in sorted(acl.items()):
+        if "public" in principals:
+            continue
+        parts = texts.get(doc_id, [])
+        phrases = [s for _, t in parts for s in sentences(t) if len(s) > 30][:5]
+        out.append(
+            _Doc(
+                id=doc_id,
+                title=titles.get(doc_id, doc_id),
+                acl=frozenset(principals),
+                names=tuple(n for n in names.get(doc_id, []) if n != titles.get(doc_id)),
+                chunk_ids=tuple(cid for cid, _ in parts),
+                phrases=tuple(phrases),
+            )
+        )
+    return out
+
+
+def _linked_docs(rt: Runtime, doc_id: str) -> list[str]:
+    with rt.engine.connect() as conn:
+        rows = conn.execute(select(edges.c.src, edges.c.target).where((edges.c.target == doc_id) | (edges.c.src == doc_id)))
+        linked = {r.src if r.src != doc_id else r.target for r in rows}
+    return sorted(d for d in linked if ":" in d and d != doc_id)[:5]
