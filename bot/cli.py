@@ -112,6 +112,24 @@ def ask(
     console.print(f"[dim]thread {thread_id}[/]")
 
 
+@app.command()
+def chat(as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io") -> None:
+    """An interactive thread: every line is a turn of the same investigation; an empty line or Ctrl-D ends it."""
+    rt = _runtime()
+    _ensure_synced(rt)
+    thread_id = f"chat:{uuid.uuid4().hex[:8]}:{int(time.time())}"
+    principals = rt.principals_for_email(as_user)
+    console.print(f"[dim]thread {thread_id} as {as_user}; empty line to quit[/]")
+    while True:
+        try:
+            question = console.input("[bold]you>[/] ").strip()
+        except EOFError:
+            break
+        if not question:
+            break
+        print_answer(rt.investigator.ask(thread_id, question, asker=as_user, principals=principals))
+
+
 def _ensure_synced(rt: Runtime) -> None:
     if rt.store.stats()["documents"] == 0:
         for entry in rt.catalog.entries():
