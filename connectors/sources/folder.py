@@ -50,6 +50,7 @@ _TICKET_LINK_TYPES = {
     "parent": LinkType.PARENT,
 }
 CHECKPOINT_EVERY = 200
+PARSER_VERSION = 2  # bump when parsing changes: stored file stamps then no longer short-cut a re-read
 
 
 class FolderConfig(BaseModel):
@@ -77,7 +78,8 @@ class FolderConnector:
 
     # ------------------------------------------------------------------ protocol
     def pull(self, cursor: Cursor | None) -> Pulled:
-        seen: dict[str, list[int]] = dict((cursor or {}).get("files", {}))
+        cursor = cursor or {}
+        seen: dict[str, list[int]] = dict(cursor.get("files", {})) if cursor.get("parser") == PARSER_VERSION else {}
         current: dict[str, list[int]] = {}
         done = 0
         for path in self._files():
@@ -94,11 +96,11 @@ class FolderConnector:
                 current.pop(rel)  # retried next run
             done += 1
             if done % CHECKPOINT_EVERY == 0:
-                yield Checkpoint(cursor={"files": {**seen, **current}})
-        for rel in sorted(set(seen) - set(self._all_relpaths())):
+                yield Checkpoint(cursor={"parser": PARSER_VERSION, "files": {**seen, **current}})
+        for rel in sorted(set(cursor.get("files", {})) - set(self._all_relpaths())):
             for doc_id in _ids_for_path(self.name, rel, self.root):
                 yield Deleted(id=doc_id)
-        return {"files": current}
+        return {"parser": PARSER_VERSION, "files": current}
 
     def list_ids(self) -> Iterable[str]:
         ids: list[str] = []
@@ -188,7 +190,7 @@ class FolderConnector:
             kind="page",
             title=str(front["title"]).strip(),
             url=self._url(rel),
-            text=_WIKI_LINK.sub(lambda m: m.group(1), body),
+            text=_readable(body),
             updated_at=_when(front.get("updated"), path),
             version=str(front.get("version", "")),
             acl=frozenset(_acl(front.get("acl"), self.config.default_acl)),
@@ -260,6 +262,18 @@ class FolderConnector:
             return []
         data = json.loads(path.read_text(encoding="utf-8"))
         return list(data.get("users", [])) if isinstance(data, dict) else []
+
+
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+
+
+def _readable(body: str) -> str:
+    """Markdown as a reader sees it: link and wikilink text without targets, no bold markers. Links were
+    already taken out as typed edges; quoting "[Checklist](ios-release-checklist.md)" helps nobody."""
+    body = _WIKI_LINK.sub(lambda m: m.group(1), body)
+    body = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", body)
+    body = re.sub(r"\[([^\]]+)\]\([^)\s]+\)", r"\1", body)
+    return _EMPHASIS.sub(r"\2", body)
 
 
 def _text(path: Path) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.knowledge.names import TICKET_KEY, normalise, tokens
+from connectors.knowledge.names import STOPWORDS, TICKET_KEY, normalise, tokens
 from graph_flows.reading import answer_type, has_answer_shape, sentences, stem, term_set, terms
 from graph_flows.reasoners.base import (
     ComposedSentence,
@@ -75,7 +75,7 @@ class OfflineReasoner:
         effective, followup_of = q, None
         if history and _is_followup(q, lexicon):
             previous = history[-1]
-            effective = f"{q} {previous['question']}"
+            effective = f"{q} {_carry_over(previous['question'], q, lexicon)}"
             followup_of = previous["turn"]
         keys = TICKET_KEY.findall(effective)
         quoted = _QUOTED.findall(q)
@@ -244,6 +244,23 @@ def _is_followup(question: str, lexicon: Lexicon) -> bool:
     if len(content) <= 2:
         return True
     return bool(_PRONOUN.search(question)) and not lexicon.names_in(question) and len(content) <= 5
+
+
+def _carry_over(previous: str, followup: str, lexicon: Lexicon) -> str:
+    """The previous question as the follow-up changes it: "What is on the iOS release checklist?" followed by
+    "and for the Android app?" becomes "What is on the Android Release Checklist?" when that title exists.
+    A name of the previous question is swapped for a visible name that differs by one word the follow-up
+    brings; without such a name the previous question is carried over unchanged."""
+    fresh = [t for t in tokens(followup) if t not in set(tokens(previous)) and t not in STOPWORDS]
+    for name in lexicon.names_in(previous):
+        words = tokens(name)
+        for i in range(len(words)):
+            for word in fresh:
+                candidate = " ".join([*words[:i], word, *words[i + 1 :]])
+                if lexicon.resolve(candidate):
+                    replaced = re.sub(re.escape(name), candidate, previous, flags=re.IGNORECASE)
+                    return re.sub(rf"\b{re.escape(words[i])}\b", word, replaced, flags=re.IGNORECASE)
+    return previous
 
 
 def _comparison_sides(question: str, entities: list[str]) -> list[str]:
