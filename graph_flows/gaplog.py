@@ -55,7 +55,9 @@ class GapLog:
                     out.append({"day": path.stem, **m.groupdict()})
         return out
 
-    def summary(self, *, since: date | None = None, top: int = 20, viewer: str | None = None) -> list[dict[str, Any]]:
+    def summary(
+        self, *, since: date | None = None, top: int = 20, viewer: str | None = None
+    ) -> list[dict[str, Any]]:
         """Recurring gaps, most frequent first, with the days they were seen."""
         counts: Counter[tuple[str, str]] = Counter()
         days: dict[tuple[str, str], set[str]] = {}

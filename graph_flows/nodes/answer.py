@@ -8,12 +8,13 @@ passages handed to composition); rendering it for Slack or a terminal is someone
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from graph_flows.checks import confidence, find_conflicts, verify_citations
 from graph_flows.gaplog import GapLog
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
-from graph_flows.reasoners.base import Reasoner
+from graph_flows.reasoners.base import ComposedSentence, Reasoner
 from graph_flows.state import Evidence, ThreadState
 
 NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
@@ -36,9 +37,10 @@ def answer(
     def cite(eid: str) -> int:
         return numbers.setdefault(eid, len(numbers) + 1)
 
-    lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]
     pool = [e for e in evidence.values() if e["relevance"] >= 0.3 and e["turn"] == state["turn"]]
     conflicts = find_conflicts(kept, pool)
+    kept = _prefer_newest(kept, conflicts)
+    lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]
     for conflict in conflicts:
         for side in conflict["sides"]:
             side["n"] = cite(side["evidence_id"])
@@ -108,6 +110,18 @@ def answer(
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+def _prefer_newest(kept: list[ComposedSentence], conflicts: list[dict[str, Any]]) -> list[ComposedSentence]:
+    """Where sources disagree, the claim states the newest side (both stay listed in the conflict)."""
+    out = list(kept)
+    for conflict in conflicts:
+        newest = conflict["sides"][0]
+        for i, sentence in enumerate(out):
+            older = [s for s in conflict["sides"][1:] if s["evidence_id"] in sentence.cites]
+            if older and newest["evidence_id"] not in sentence.cites:
+                out[i] = replace(sentence, text=newest["sentence"], cites=[newest["evidence_id"]])
+    return out
 
 
 def _source(e: Evidence, n: int) -> dict[str, Any]:
