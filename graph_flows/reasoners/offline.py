@@ -43,6 +43,7 @@ LEXICAL_SHARE = 0.6  # support = 0.6 * IDF-weighted term coverage + 0.4 * dense 
 DENSE_FLOOR, DENSE_SPAN = 0.2, 0.45  # MiniLM cosine: ~0.2 unrelated, ~0.65 and above on topic
 
 
+RELATION_MIN = 0.6  # share of the non-entity terms a chain must cover when the question names entities
 RELATED_MIN = 0.45  # a closest-passage sentence must score at least this to be shown
 
 
@@ -145,7 +146,7 @@ class OfflineReasoner:
                 )
                 relevance[eid] = max(relevance[eid], support, lexical_part if lexical_part >= 0.6 else 0.0)
             best_chain, best_cov, best_terms = _best_chain(
-                readings, by_id, weights, total, plan["answer_type"], aspect["entities"]
+                readings, by_id, weights, total, plan["answer_type"], aspect["entities"], entity_terms
             )
             notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
             if best_chain and best_cov >= ESTABLISHED:
@@ -306,6 +307,7 @@ def _best_chain(
     total: float,
     kind: str,
     entities: Sequence[str],
+    entity_terms: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped sentence."""
     best: tuple[list[str], float, frozenset[str]] = ([], 0.0, frozenset())
@@ -322,6 +324,13 @@ def _best_chain(
         lexical_part = sum(weights[t] for t in covered) / total
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
         coverage = LEXICAL_SHARE * lexical_part + (1 - LEXICAL_SHARE) * dense_part
+        relation = {t: w for t, w in weights.items() if t not in entity_terms}
+        if entity_terms and relation:
+            # Naming the entity is not answering about it: the relation the question asks for ("mother of the
+            # director of X") must be covered too, or the chain has a missing hop.
+            relation_part = sum(w for t, w in relation.items() if t in covered) / sum(relation.values())
+            if relation_part < RELATION_MIN:
+                coverage = min(coverage, ESTABLISHED - 0.05)
         if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
             reading.best, kind
         ):
