@@ -43,6 +43,9 @@ LEXICAL_SHARE = 0.6  # support = 0.6 * IDF-weighted term coverage + 0.4 * dense 
 DENSE_FLOOR, DENSE_SPAN = 0.2, 0.45  # MiniLM cosine: ~0.2 unrelated, ~0.65 and above on topic
 
 
+RELATION_SHARE = (
+    0.3  # the gate applies when the relation carries at least this share of the question's weight
+)
 RELATION_MIN = 0.6  # share of the non-entity terms a chain must cover when the question names entities
 RELATED_MIN = 0.45  # a closest-passage sentence must score at least this to be shown
 
@@ -89,7 +92,8 @@ class OfflineReasoner:
         aspects: list[Aspect]
         if sides:
             side_terms = {t for side in sides for t in terms(side)}
-            relation = [t for t in terms(effective) if t not in side_terms]
+            operators = set(terms(" ".join(_COMPARISON.findall(q))))  # "differ", "compare": how, not what
+            relation = [t for t in terms(effective) if t not in side_terms and t not in operators]
             aspects = [
                 {
                     "id": f"a{i + 1}",
@@ -325,7 +329,7 @@ def _best_chain(
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
         coverage = LEXICAL_SHARE * lexical_part + (1 - LEXICAL_SHARE) * dense_part
         relation = {t: w for t, w in weights.items() if t not in entity_terms}
-        if entity_terms and relation:
+        if entity_terms and relation and sum(relation.values()) >= RELATION_SHARE * total:
             # Naming the entity is not answering about it: the relation the question asks for ("mother of the
             # director of X") must be covered too, or the chain has a missing hop.
             relation_part = sum(w for t, w in relation.items() if t in covered) / sum(relation.values())
