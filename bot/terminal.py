@@ -45,6 +45,8 @@ def render_answer(out: dict[str, Any], *, show_trace: bool = False) -> Panel:
         parts.append(Text.from_markup("\n[bold]Trace[/]"))
         for step in out.get("trace") or []:
             parts.append(Text(_trace_line(step)))
+            for note in step.get("notes") or []:
+                parts.append(Text(f"    note: {note}", style="dim"))
     return Panel(Group(*parts), title=escape(out.get("question", "")), title_align="left")
 
 

@@ -103,6 +103,7 @@ def answer(
         "node": "answer",
         "cited": len(numbers),
         "dropped": dropped,
+        "notes": composition.notes,
         "conflicts": len(conflicts),
         "confidence": conf,
         "path": state["path"],

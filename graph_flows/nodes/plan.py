@@ -37,6 +37,7 @@ def plan(
         "answer_type": proposal.answer_type,
         "comparison": proposal.comparison,
         "followup_of": proposal.followup_of,
+        "notes": proposal.notes,
         "reused_evidence": len(kept),
         "dropped_evidence": len(state.get("evidence", [])) - len(kept),
         "ms": round((time.perf_counter() - started) * 1000, 1),

@@ -42,6 +42,7 @@ class PlanProposal:
     queries: list[str] = field(default_factory=list)
     followup_of: int | None = None
     effective_question: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
