@@ -64,7 +64,7 @@ SCRIPT = [
 def run_demo(rt: Runtime, console: Console) -> None:
     from bot.cli import run_sync
 
-    for entry in rt.catalog.entries():
+    for entry in rt.sources():
         run_sync(rt, entry.name)
     try:
         from bot.demo_slack import run_slack_demo

@@ -12,8 +12,9 @@ from functools import cached_property
 from sqlalchemy import Engine
 
 from bot.settings import Settings
+from bot.vault import TokenVault
 from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
-from connectors.catalog import SourceCatalog
+from connectors.catalog import SourceCatalog, SourceEntry
 from connectors.database import make_engine
 from connectors.knowledge.embedder import Embedder, build_embedder
 from connectors.knowledge.store import KnowledgeStore
@@ -56,13 +57,22 @@ class Runtime:
         return KnowledgeStore(self.engine, vectors)
 
     @cached_property
+    def vault(self) -> TokenVault:
+        key = self.settings.vault_key
+        return TokenVault.open(self.engine, key, self.settings.production, data_dir=self.settings.data_dir)
+
+    @cached_property
     def catalog(self) -> SourceCatalog:
-        catalog = SourceCatalog(self.engine)
-        if not catalog.entries() and self.settings.examples_dir.is_dir():
-            catalog.add(
-                DEFAULT_SOURCE, "folder", {"path": str(self.settings.examples_dir)}, added_by="default"
-            )
-        return catalog
+        return SourceCatalog(self.engine, self.vault)
+
+    def sources(self) -> list[SourceEntry]:
+        """The configured sources; with none configured, the embedded default (a folder source on the
+        examples), which is never written to the catalog, so it disappears once an admin adds a real one."""
+        entries = self.catalog.entries()
+        if entries or not self.settings.examples_dir.is_dir():
+            return entries
+        default = {"path": str(self.settings.examples_dir)}
+        return [SourceEntry(DEFAULT_SOURCE, "folder", default, interval_s=3600, added_by="default")]
 
     @cached_property
     def reasoner(self) -> Reasoner:
@@ -89,14 +99,14 @@ class Runtime:
 
     def connector(self, name: str) -> Connector:
         if name not in self._connectors:
-            entry = self.catalog.get(name)
+            entry = next((e for e in self.sources() if e.name == name), None)
             if entry is None:
                 raise KeyError(name)
             self._connectors[name] = self.catalog.connector(entry)
         return self._connectors[name]
 
     def connectors(self) -> list[Connector]:
-        return [self.connector(e.name) for e in self.catalog.entries()]
+        return [self.connector(e.name) for e in self.sources()]
 
     def known_people(self) -> list[str]:
         """Accounts the directory-trusted sources know (for audits); Slack users are resolved separately."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     Column,
@@ -25,8 +25,23 @@ from sqlalchemy import (
     select,
 )
 
+from pydantic import BaseModel, SecretStr
+
 from connectors.base import Connector
 from connectors.registry import build_connector, connector_classes
+
+SECRET_REF = "$secret"  # what the catalog stores in place of a secret: {"$secret": "<vault name>"}
+
+
+class SecretStore(Protocol):
+    """Where secrets entered by admins go (the encrypted vault); the catalog keeps only references."""
+
+    def put_secret(self, name: str, value: str | SecretStr) -> None: ...
+
+    def get_secret(self, name: str) -> SecretStr | None: ...
+
+    def delete_secret(self, name: str) -> bool: ...
+
 
 catalog_metadata = MetaData()
 
@@ -56,8 +71,9 @@ class DuplicateSource(ValueError):
 
 
 class SourceCatalog:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, secrets: SecretStore | None = None) -> None:
         self.engine = engine
+        self.secrets = secrets
         catalog_metadata.create_all(engine)
 
     def add(
@@ -69,7 +85,7 @@ class SourceCatalog:
         if kind not in classes:
             raise ValueError(f"unknown source kind {kind!r}; installed: {', '.join(sorted(classes))}")
         parsed = classes[kind].config_model.model_validate(config)  # fail early, with the model's message
-        plain = json.loads(parsed.model_dump_json())
+        plain = self._store_secrets(name, parsed)
         with self.engine.begin() as conn:
             if conn.execute(select(sources.c.name).where(sources.c.name == name)).first():
                 raise DuplicateSource(f"a source named {name!r} exists")
@@ -86,6 +102,10 @@ class SourceCatalog:
         return SourceEntry(name, kind, plain, interval_s, added_by)
 
     def remove(self, name: str) -> bool:
+        entry = self.get(name)
+        if entry is not None and self.secrets is not None:
+            for ref in _secret_refs(entry.config):
+                self.secrets.delete_secret(ref)
         with self.engine.begin() as conn:
             return bool(conn.execute(delete(sources).where(sources.c.name == name)).rowcount)
 
@@ -100,4 +120,28 @@ class SourceCatalog:
         return next((e for e in self.entries() if e.name == name), None)
 
     def connector(self, entry: SourceEntry, **extra: Any) -> Connector:
-        return build_connector(entry.kind, entry.name, entry.config, **extra)
+        return build_connector(entry.kind, entry.name, self._with_secrets(entry.config), **extra)
+
+    def _store_secrets(self, name: str, parsed: BaseModel) -> dict[str, Any]:
+        """The config as JSON, each secret swapped for a reference to the vault (never stored in clear)."""
+        plain: dict[str, Any] = json.loads(parsed.model_dump_json())
+        for field, value in parsed:
+            if isinstance(value, SecretStr):
+                if self.secrets is None:
+                    raise ValueError(f"{field} is a secret and no vault is configured")
+                ref = f"source:{name}:{field}"
+                self.secrets.put_secret(ref, value)
+                plain[field] = {SECRET_REF: ref}
+        return plain
+
+    def _with_secrets(self, config: dict[str, Any]) -> dict[str, Any]:
+        out = dict(config)
+        for field, value in config.items():
+            if isinstance(value, dict) and SECRET_REF in value:
+                secret = self.secrets.get_secret(value[SECRET_REF]) if self.secrets else None
+                out[field] = secret.get_secret_value() if secret else None
+        return out
+
+
+def _secret_refs(config: dict[str, Any]) -> list[str]:
+    return [v[SECRET_REF] for v in config.values() if isinstance(v, dict) and SECRET_REF in v]

@@ -26,7 +26,17 @@ from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedder import Embedder
 from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
 from connectors.knowledge.names import find_mentions, is_useful_name, normalise
-from connectors.knowledge.tables import aliases, chunks, doc_acl, documents, edges, metadata, store_meta
+from connectors.knowledge.tables import (
+    aliases,
+    chunks,
+    doc_acl,
+    documents,
+    edges,
+    metadata,
+    store_meta,
+    sync_failures,
+    sync_state,
+)
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +195,16 @@ class KnowledgeStore:
         conn.execute(delete(aliases).where(aliases.c.origin == doc_id))
         conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
         return bool(conn.execute(delete(documents).where(documents.c.id == doc_id)).rowcount)
+
+    def delete_source(self, source: str) -> int:
+        """Removes every document of a source (and all derived from them), and its sync state."""
+        with self.engine.connect() as conn:
+            ids = [r for (r,) in conn.execute(select(documents.c.id).where(documents.c.source == source))]
+        removed = self.delete(ids)
+        with self.engine.begin() as conn:
+            conn.execute(delete(sync_state).where(sync_state.c.source == source))
+            conn.execute(delete(sync_failures).where(sync_failures.c.source == source))
+        return removed
 
     def relink_mentions(self, doc_ids: Iterable[str] | None = None) -> int:
         """Mines mentions of known names (titles, keys, aliases) in document text into derived MENTIONS edges.

@@ -79,7 +79,9 @@ class FolderConnector:
     # ------------------------------------------------------------------ protocol
     def pull(self, cursor: Cursor | None) -> Pulled:
         cursor = cursor or {}
-        seen: dict[str, list[int]] = dict(cursor.get("files", {})) if cursor.get("parser") == PARSER_VERSION else {}
+        seen: dict[str, list[int]] = (
+            dict(cursor.get("files", {})) if cursor.get("parser") == PARSER_VERSION else {}
+        )
         current: dict[str, list[int]] = {}
         done = 0
         for path in self._files():
