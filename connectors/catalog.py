@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from pydantic import BaseModel, SecretStr
 from sqlalchemy import (
     Column,
     DateTime,
@@ -24,8 +25,6 @@ from sqlalchemy import (
     insert,
     select,
 )
-
-from pydantic import BaseModel, SecretStr
 
 from connectors.base import Connector
 from connectors.registry import build_connector, connector_classes
