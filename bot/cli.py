@@ -27,7 +27,9 @@ from bot.runtime import Runtime
 from bot.settings import Settings
 from connectors.sync import SyncSummary, source_status, sync_source
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Sleuth: answers from your wiki and tickets.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Sleuth: answers from your wiki and tickets."
+)
 console = Console()
 
 
@@ -44,7 +46,9 @@ def _configure_logging(verbose: bool) -> None:
 
 
 @app.callback()
-def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr")] = False) -> None:
+def _main(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr")] = False,
+) -> None:
     _configure_logging(verbose)
 
 
@@ -52,7 +56,7 @@ def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at 
 def sync(source: Annotated[str | None, typer.Argument(help="Source name; default all")] = None) -> None:
     """Pull every source (or one) into the knowledge store, incrementally."""
     rt = _runtime()
-    names = [source] if source else [e.name for e in rt.catalog.entries()]
+    names = [source] if source else [e.name for e in rt.sources()]
     failed = False
     for name in names:
         summary = run_sync(rt, name)
@@ -91,7 +95,12 @@ def _print_summary(s: SyncSummary) -> None:
     table = Table(title=f"sync {s.source}: {s.status}", show_header=True)
     for col in ("added", "updated", "unchanged", "deleted", "failed", "chunks embedded", "seconds"):
         table.add_column(col, justify="right")
-    table.add_row(*(str(v) for v in (s.added, s.updated, s.unchanged, s.deleted, s.failed, s.chunks_embedded, s.seconds)))
+    table.add_row(
+        *(
+            str(v)
+            for v in (s.added, s.updated, s.unchanged, s.deleted, s.failed, s.chunks_embedded, s.seconds)
+        )
+    )
     console.print(table)
     for f in s.failures[:20]:
         console.print(f"  [yellow]failed[/] {f['id']}: {f['reason']}")
@@ -120,7 +129,9 @@ def ask(
 
 
 @app.command()
-def chat(as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io") -> None:
+def chat(
+    as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io",
+) -> None:
     """An interactive thread: every line is a turn of the same investigation; an empty line or Ctrl-D ends it."""
     rt = _runtime()
     _ensure_synced(rt)
@@ -139,7 +150,7 @@ def chat(as_user: Annotated[str, typer.Option("--as", help="Ask as this user (em
 
 def _ensure_synced(rt: Runtime) -> None:
     if rt.store.stats()["documents"] == 0:
-        for entry in rt.catalog.entries():
+        for entry in rt.sources():
             run_sync(rt, entry.name, quiet=True)
 
 
@@ -184,7 +195,9 @@ def audit_permissions_command(
     rt = _runtime()
     _ensure_synced(rt)
     users = {email: rt.principals_for_email(email) for email in rt.known_people()}
-    with Progress(SpinnerColumn(), TextColumn("[bold]audit"), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+    with Progress(
+        SpinnerColumn(), TextColumn("[bold]audit"), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as bar:
         task = bar.add_task("audit", total=probes)
         report = audit_permissions(rt, users, max_probes=probes, progress=lambda n: bar.advance(task, n))
     table = Table("path", "probes")
@@ -201,14 +214,84 @@ sources_app = typer.Typer(help="Manage sources (admins).", no_args_is_help=True)
 app.add_typer(sources_app, name="sources")
 
 
+# Convenience flags -> config fields of the built-in connectors; anything else goes through --set key=value.
+_FLAG_FIELDS = {"url": "base_url", "project": "projects", "space": "spaces", "repo": "repos", "path": "path"}
+_SECRET_FIELD = {"jira": "api_token", "confluence": "api_token", "github": "token"}
+
+
+@sources_app.command("add")
+def sources_add(
+    kind: Annotated[str, typer.Argument(help="folder, jira, confluence, github, or an installed connector")],
+    name: Annotated[str | None, typer.Option(help="Source name (default: the kind)")] = None,
+    url: Annotated[str | None, typer.Option(help="Site or API base URL")] = None,
+    project: Annotated[list[str] | None, typer.Option(help="Jira project key (repeatable)")] = None,
+    space: Annotated[list[str] | None, typer.Option(help="Confluence space key (repeatable)")] = None,
+    repo: Annotated[list[str] | None, typer.Option(help="GitHub owner/repo (repeatable)")] = None,
+    path: Annotated[str | None, typer.Option(help="Folder path (folder sources)")] = None,
+    email: Annotated[str | None, typer.Option(help="Account email for API-token auth")] = None,
+    token_env: Annotated[
+        str | None, typer.Option(help="Read the API token from this environment variable")
+    ] = None,
+    setting: Annotated[
+        list[str] | None, typer.Option("--set", help="Any config field: key=value (repeatable)")
+    ] = None,
+    interval: Annotated[int, typer.Option(help="Seconds between scheduled syncs")] = 3600,
+) -> None:
+    """Add a source. Secrets go to the encrypted vault; the catalog keeps only a reference."""
+    import os
+
+    rt = _runtime()
+    values = {"url": url, "project": project, "space": space, "repo": repo, "path": path}
+    config: dict[str, object] = {_FLAG_FIELDS[k]: v for k, v in values.items() if v}
+    if email:
+        config["email"] = email
+    if token_env:
+        token = os.environ.get(token_env)
+        if not token:
+            raise typer.BadParameter(f"environment variable {token_env} is empty", param_hint="--token-env")
+        config[_SECRET_FIELD.get(kind, "api_token")] = token
+    for item in setting or []:
+        key, _, value = item.partition("=")
+        config[key.strip()] = value
+    try:
+        entry = rt.catalog.add(name or kind, kind, config, interval_s=interval, added_by="cli")
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError: it names the bad field
+        console.print(f"[red]not added:[/] {exc}")
+        raise typer.Exit(2) from exc
+    console.print(f"added source [bold]{entry.name}[/] ({entry.kind}); run `sleuth sync {entry.name}`")
+
+
+@sources_app.command("remove")
+def sources_remove(name: Annotated[str, typer.Argument()]) -> None:
+    """Remove a source, its secrets and everything indexed from it."""
+    rt = _runtime()
+    if not rt.catalog.remove(name):
+        console.print(f"[red]no source named {name}[/]")
+        raise typer.Exit(2)
+    removed = rt.store.delete_source(name)
+    console.print(f"removed {name} and {removed} document(s)")
+
+
+@sources_app.command("sync")
+def sources_sync(name: Annotated[str, typer.Argument()]) -> None:
+    """Sync one source now."""
+    summary = run_sync(_runtime(), name)
+    raise typer.Exit(1 if summary.status == "error" else 0)
+
+
 @sources_app.command("list")
 def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Configured sources with their last sync, counts and failures."""
     rt = _runtime()
     status = {s["source"]: s for s in source_status(rt.store)}
     rows = [
-        {"name": e.name, "kind": e.kind, "interval_s": e.interval_s, **status.get(e.name, {"status": "never"})}
-        for e in rt.catalog.entries()
+        {
+            "name": e.name,
+            "kind": e.kind,
+            "interval_s": e.interval_s,
+            **status.get(e.name, {"status": "never"}),
+        }
+        for e in rt.sources()
     ]
     if as_json:
         typer.echo(json.dumps(rows, default=str))
@@ -216,7 +299,11 @@ def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
     table = Table("name", "kind", "status", "documents", "failures", "last sync")
     for r in rows:
         table.add_row(
-            r["name"], r["kind"], r["status"], str(r.get("documents", 0)), str(len(r.get("failures", []))),
+            r["name"],
+            r["kind"],
+            r["status"],
+            str(r.get("documents", 0)),
+            str(len(r.get("failures", []))),
             str(r.get("last_finished") or "-"),
         )
     console.print(table)
@@ -336,4 +423,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-

@@ -1,0 +1,90 @@
+"""A bench set's knowledge store, cached on disk by corpus hash so a second run never re-embeds.
+
+`<data dir>/bench-cache/<set>-<corpus sha1[:12]>-<embedder name>/` holds the SQLite file and Chroma folder;
+`index.json` is written last, so a folder without it is an interrupted build and is rebuilt from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bot.bench.loaders import BenchSet
+from bot.bench.memory import RssSampler
+from connectors.database import make_engine, sqlite_url
+from connectors.knowledge.chunks import ChunkVectors
+from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.store import KnowledgeStore
+
+CACHE_DIR = "bench-cache"
+MARKER = "index.json"
+UPSERT_BATCH = 128  # passages per store.upsert (one embedding batch each)
+_UNSAFE = re.compile(r"[^\w.@-]+")
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    passages: int
+    chunks: int
+    edges: int
+    seconds: float  # embedding, FTS and graph rows, and the mention mining, for the whole corpus
+    passages_per_s: float
+    peak_rss_mb: float  # sampled while indexing
+    cached: bool  # this run reopened a finished index (the numbers are the build's)
+    path: str
+
+
+def cache_folder(data_dir: Path, bench: BenchSet, embedder: Embedder) -> Path:
+    name = f"{bench.name}-{bench.corpus_sha1()[:12]}-{embedder.name}"
+    return data_dir / CACHE_DIR / _UNSAFE.sub("_", name)
+
+
+def open_store(folder: Path, embedder: Embedder) -> KnowledgeStore:
+    folder.mkdir(parents=True, exist_ok=True)
+    return KnowledgeStore(make_engine(sqlite_url(folder)), ChunkVectors(embedder, path=folder / "chroma"))
+
+
+def open_index(
+    bench: BenchSet,
+    embedder: Embedder,
+    data_dir: Path,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[KnowledgeStore, IndexStats]:
+    """Reopens the cached index of this corpus and embedder, or builds it (reporting passages as written)."""
+    folder = cache_folder(data_dir, bench, embedder)
+    marker = folder / MARKER
+    if marker.is_file():
+        stats = IndexStats(**{**json.loads(marker.read_text(encoding="utf-8")), "cached": True})
+        return open_store(folder, embedder), stats
+    if folder.exists():
+        shutil.rmtree(folder)
+    store = open_store(folder, embedder)
+    docs = list(bench.source_docs())
+    chunks = 0
+    with RssSampler() as rss:
+        started = time.perf_counter()
+        for start in range(0, len(docs), UPSERT_BATCH):
+            batch = docs[start : start + UPSERT_BATCH]
+            chunks += store.upsert(batch)
+            if progress:
+                progress(len(batch))
+        edges = store.relink_mentions(None)
+        seconds = time.perf_counter() - started
+    stats = IndexStats(
+        passages=len(docs),
+        chunks=chunks,
+        edges=edges,
+        seconds=round(seconds, 2),
+        passages_per_s=round(len(docs) / seconds, 1) if seconds > 0 else 0.0,
+        peak_rss_mb=round(rss.peak_mb, 1),
+        cached=False,
+        path=str(folder),
+    )
+    marker.write_text(json.dumps({k: v for k, v in asdict(stats).items() if k != "cached"}), encoding="utf-8")
+    return store, stats

@@ -1,0 +1,182 @@
+"""Runs bench sets through modes and scores them: a `Record` per (set, mode), a `QuestionResult` per question.
+
+Progress is reported through a `Tracker` (the CLI draws rich bars with it); nothing here prints.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.bench.index import IndexStats, open_index
+from bot.bench.loaders import MISSING_PREFIX, BenchSet, Question
+from bot.bench.memory import process_peak_mb
+from bot.bench.metrics import all_recall_at, answer_in_text, is_yes_no, mean, percentile, recall_at
+from bot.bench.modes import ModeRunner, Outcome
+from connectors.base import PUBLIC
+from connectors.knowledge.embedder import Embedder
+
+log = logging.getLogger(__name__)
+
+Advance = Callable[[int], None]
+BENCH_PRINCIPALS = frozenset({PUBLIC})  # bench corpora are public
+Tracker = Callable[[str, int | None], Advance]  # (label, total or None) -> advance(n)
+
+
+def no_tracker(_label: str, _total: int | None) -> Advance:
+    return lambda _n: None
+
+
+@dataclass
+class Record:
+    """The scores of one mode on one set; the first twelve fields are the `--json` contract."""
+
+    set: str
+    mode: str
+    n: int
+    r2: float
+    r5: float
+    ar5: float
+    answer_in_evidence: float
+    rounds: float
+    p50_ms: float
+    p95_ms: float
+    index_pps: float
+    peak_rss_mb: float
+    embedder: str = ""
+    answer_n: int = 0  # questions that count for answer_in_evidence (yes/no answers do not)
+    gold_missing: int = 0  # gold passages absent from the corpus (they count as misses)
+    errors: int = 0  # questions whose run raised (scored as misses)
+    index_cached: bool = False
+    index_peak_rss_mb: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    set: str
+    mode: str
+    id: str
+    question: str
+    gold: list[str]
+    ranked: list[str]
+    cited: list[str]
+    r2: float
+    r5: float
+    answer_in_evidence: bool | None  # None: a yes/no answer, not scored
+    rounds: int
+    ms: float
+    answered: bool | None = None
+    stop_reason: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class SetRun:
+    records: list[Record]
+    questions: list[QuestionResult]
+    index: IndexStats
+
+
+def run_set(
+    bench: BenchSet,
+    modes: Sequence[str],
+    embedder: Embedder,
+    data_dir: Path,
+    *,
+    tracker: Tracker = no_tracker,
+) -> SetRun:
+    index_progress = tracker(f"index {bench.name}", len(bench.passages))
+    store, stats = open_index(bench, embedder, data_dir, progress=index_progress)
+    if stats.cached:
+        index_progress(len(bench.passages))
+    runner = ModeRunner(store)
+    records: list[Record] = []
+    results: list[QuestionResult] = []
+    for mode in modes:
+        advance = tracker(f"{bench.name} · {mode}", len(bench.questions))
+        mode_results = []
+        for question in bench.questions:
+            mode_results.append(_run_question(runner, bench, mode, question))
+            advance(1)
+        records.append(score(bench, mode, mode_results, stats, embedder.name))
+        results += mode_results
+    return SetRun(records=records, questions=results, index=stats)
+
+
+def _run_question(runner: ModeRunner, bench: BenchSet, mode: str, question: Question) -> QuestionResult:
+    thread = f"bench:{bench.name}:{mode}:{question.id}"
+    error = None
+    try:
+        outcome = runner.run(mode, question.question, principals=BENCH_PRINCIPALS, thread=thread)
+    except Exception as exc:  # a bench is an outer boundary: one broken question must not lose the run
+        log.exception(
+            "bench question failed", extra={"set": bench.name, "mode": mode, "question": question.id}
+        )
+        outcome, error = Outcome(ranked=[], cited=[], rounds=0, ms=0.0), f"{exc.__class__.__name__}: {exc}"
+    scored = None if is_yes_no(question.answers) else _answer_in(bench, question.answers, outcome.cited)
+    return QuestionResult(
+        set=bench.name,
+        mode=mode,
+        id=question.id,
+        question=question.question,
+        gold=list(question.gold),
+        ranked=outcome.ranked,
+        cited=outcome.cited,
+        r2=recall_at(outcome.ranked, question.gold, 2),
+        r5=recall_at(outcome.ranked, question.gold, 5),
+        answer_in_evidence=scored,
+        rounds=outcome.rounds,
+        ms=round(outcome.ms, 1),
+        answered=outcome.answered,
+        stop_reason=outcome.stop_reason,
+        error=error,
+    )
+
+
+def _answer_in(bench: BenchSet, answers: Sequence[str], cited: Sequence[str]) -> bool:
+    text = "\n".join(f"{p.title}\n{p.text}" for p in (bench.by_id.get(d) for d in cited) if p is not None)
+    return answer_in_text(answers, text)
+
+
+def score(
+    bench: BenchSet, mode: str, results: Sequence[QuestionResult], stats: IndexStats, embedder: str
+) -> Record:
+    gold = {q.id: q.gold for q in bench.questions}
+    latencies = [r.ms for r in results if r.error is None]
+    answer_scored = [r.answer_in_evidence for r in results if r.answer_in_evidence is not None]
+    extra: dict[str, Any] = {}
+    answered = [r.answered for r in results if r.answered is not None]
+    if answered:
+        extra["answered"] = round(mean([float(a) for a in answered]), 4)
+        stops: dict[str, int] = {}
+        for r in results:
+            stops[str(r.stop_reason)] = stops.get(str(r.stop_reason), 0) + 1
+        extra["stop_reasons"] = dict(sorted(stops.items()))
+    return Record(
+        set=bench.name,
+        mode=mode,
+        n=len(results),
+        r2=round(mean([r.r2 for r in results]), 4),
+        r5=round(mean([r.r5 for r in results]), 4),
+        ar5=round(mean([all_recall_at(r.ranked, gold[r.id], 5) for r in results]), 4),
+        answer_in_evidence=round(mean([float(a) for a in answer_scored]), 4),
+        rounds=round(mean([float(r.rounds) for r in results]), 3),
+        p50_ms=round(percentile(latencies, 50), 1),
+        p95_ms=round(percentile(latencies, 95), 1),
+        index_pps=stats.passages_per_s,
+        peak_rss_mb=round(max(process_peak_mb(), 0.0 if stats.cached else stats.peak_rss_mb), 1),
+        embedder=embedder,
+        answer_n=len(answer_scored),
+        gold_missing=sum(g.startswith(MISSING_PREFIX) for r in results for g in r.gold),
+        errors=sum(r.error is not None for r in results),
+        index_cached=stats.cached,
+        index_peak_rss_mb=stats.peak_rss_mb,
+        extra=extra,
+    )

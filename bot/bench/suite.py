@@ -1,0 +1,136 @@
+"""What `sleuth bench` runs: the known sets, a question file given on the command line, and the acme eval."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.bench import DEFAULT_BENCH_DATA as DEFAULT_BENCH_DATA
+from bot.bench.acme_eval import run_acme
+from bot.bench.loaders import FORMATS, KNOWN_SETS, BenchDataError, load_known_set, load_set
+from bot.bench.modes import MODES
+from bot.bench.runner import Record, Tracker, no_tracker, run_set
+from connectors.knowledge.embedder import build_embedder
+
+ACME = "acme"
+ALL = "all"
+EMBEDDERS = ("minilm", "hash")
+SET_NAMES = (*KNOWN_SETS, ACME)
+_LABEL = re.compile(r"[^a-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class BenchRequest:
+    sets: tuple[str, ...]  # known set names and/or "acme"; empty with `questions` given
+    modes: tuple[str, ...]
+    embedder: str
+    data_dir: Path  # index caches live under data_dir/bench-cache
+    bench_data: Path
+    examples_dir: Path
+    limit: int | None = None
+    questions: Path | None = None
+    corpus: Path | None = None
+    format: str | None = None
+
+
+@dataclass
+class SuiteResult:
+    records: list[Record] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def forbidden(self) -> int:
+        return sum(int(r.extra.get("forbidden", 0)) for r in self.records)
+
+    @property
+    def errors(self) -> int:
+        return sum(r.errors for r in self.records)
+
+
+def split_names(values: Sequence[str] | None) -> list[str]:
+    """Repeated options and comma lists alike: ["a,b", "c"] -> ["a", "b", "c"]."""
+    return [v.strip() for value in values or () for v in value.split(",") if v.strip()]
+
+
+def make_request(
+    *,
+    sets: Sequence[str] | None,
+    modes: Sequence[str] | None,
+    questions: Path | None,
+    corpus: Path | None,
+    format: str | None,
+    limit: int | None,
+    embedder: str,
+    data_dir: Path,
+    bench_data: Path,
+    examples_dir: Path,
+) -> BenchRequest:
+    """Validates the command line into a request; raises BenchDataError with a message for the user."""
+    chosen = split_names(sets)
+    if (not chosen and questions is None) or ALL in chosen:
+        chosen = list(SET_NAMES)
+    unknown = [s for s in chosen if s not in SET_NAMES]
+    if unknown:
+        raise BenchDataError(f"unknown set {', '.join(unknown)}; one of {', '.join(SET_NAMES)} or {ALL}")
+    chosen_modes = split_names(modes) or list(MODES)
+    if ALL in chosen_modes:
+        chosen_modes = list(MODES)
+    bad = [m for m in chosen_modes if m not in MODES]
+    if bad:
+        raise BenchDataError(f"unknown mode {', '.join(bad)}; one of {', '.join(MODES)}")
+    if format is not None and format not in FORMATS:
+        raise BenchDataError(f"unknown format {format}; one of {', '.join(FORMATS)}")
+    if embedder not in EMBEDDERS:
+        raise BenchDataError(f"unknown embedder {embedder}; one of {', '.join(EMBEDDERS)}")
+    if corpus is not None and questions is None:
+        raise BenchDataError("--corpus needs --questions")
+    return BenchRequest(
+        sets=tuple(dict.fromkeys(chosen)),
+        modes=tuple(dict.fromkeys(chosen_modes)),
+        embedder=embedder,
+        data_dir=data_dir,
+        bench_data=bench_data,
+        examples_dir=examples_dir,
+        limit=limit,
+        questions=questions,
+        corpus=corpus,
+        format=format,
+    )
+
+
+def custom_label(questions: Path, fmt: str | None) -> str:
+    stem = _LABEL.sub("-", questions.stem.lower()).strip("-") or "questions"
+    return f"{fmt}-{stem}" if fmt else stem
+
+
+def run_suite(request: BenchRequest, *, tracker: Tracker = no_tracker) -> SuiteResult:
+    embedder = build_embedder(request.embedder)
+    result = SuiteResult(details={"index": {}, "questions": [], "acme": {}})
+    benches = [
+        load_known_set(name, request.bench_data, limit=request.limit) for name in request.sets if name != ACME
+    ]
+    if request.questions is not None:
+        label = custom_label(request.questions, request.format)
+        benches.append(
+            load_set(label, request.questions, request.corpus, request.format, limit=request.limit)
+        )
+    for bench in benches:
+        run = run_set(bench, request.modes, embedder, request.data_dir, tracker=tracker)
+        result.records += run.records
+        result.details["index"][bench.name] = asdict(run.index)
+        result.details["questions"] += [asdict(q) for q in run.questions]
+    if ACME in request.sets:
+        acme = run_acme(
+            request.examples_dir,
+            request.modes,
+            embedder,
+            request.data_dir,
+            limit=request.limit,
+            tracker=tracker,
+        )
+        result.records += acme.records
+        result.details["acme"] = {"sync": acme.sync, "items": [asdict(i) for i in acme.items]}
+    return result
