@@ -54,9 +54,12 @@ class StoreLexicon:
     def names_in(self, text: str, *, strict: bool = True) -> list[str]:
         names = self._graph.names
         found = list(find_mentions(text, names, require_capital=strict))
-        # Typed questions are often lower case ("ios crash triage"): names of two or more words are safe to
-        # match without the capital letter.
-        found += [n for n in find_mentions(text, names, require_capital=False) if n not in found and " " in n]
+        if text == text.lower():
+            # Typed all in lower case ("ios crash triage"): names of two or more words are still names. Where
+            # the writer capitalises, a lower-case phrase ("place of birth") is not a name.
+            found += [
+                n for n in find_mentions(text, names, require_capital=False) if n not in found and " " in n
+            ]
         return [self._graph.display.get(n, n) for n in found]
 
     def resolve(self, name: str) -> list[str]:

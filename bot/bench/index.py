@@ -39,8 +39,11 @@ class IndexStats:
     path: str
 
 
+from connectors.knowledge.store import INDEX_FORMAT  # noqa: E402  (a new format means a new cache)
+
+
 def cache_folder(data_dir: Path, bench: BenchSet, embedder: Embedder) -> Path:
-    name = f"{bench.name}-{bench.corpus_sha1()[:12]}-{embedder.name}"
+    name = f"{bench.name}-{bench.corpus_sha1()[:12]}-{embedder.name}-v{INDEX_FORMAT}"
     return data_dir / CACHE_DIR / _UNSAFE.sub("_", name)
 
 

@@ -163,8 +163,12 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
 
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
 def tokens(text: str) -> list[str]:
-    return [fold(t) for t in _TOKEN.findall(text)]
+    """Folded word tokens; a possessive "'s" is dropped so "Sinatra's album" names "Sinatra"."""
+    return [_POSSESSIVE.sub("", fold(t)) for t in _TOKEN.findall(text)]
 
 
 def normalise(name: str) -> str:
@@ -175,6 +179,15 @@ def normalise(name: str) -> str:
 def content_terms(text: str) -> list[str]:
     """Tokens without stopwords, in order, for lexical queries."""
     return [t for t in tokens(text) if t not in STOPWORDS]
+
+
+_DISAMBIGUATOR = re.compile(r"^(?P<base>.+?)\s*\([^()]+\)$")
+
+
+def short_name(title: str) -> str | None:
+    """ "Henry King (director)" -> "Henry King": how text mentions a title that carries a disambiguator."""
+    m = _DISAMBIGUATOR.match(title.strip())
+    return m["base"] if m else None
 
 
 def is_useful_name(name: str) -> bool:
@@ -199,13 +212,13 @@ def find_mentions(
     Slack are often lower case, so question analysis relaxes this for names of two or more words.
     """
     raw = _TOKEN.findall(text)
-    folded = [fold(t) for t in raw]
+    folded = [_POSSESSIVE.sub("", fold(t)) for t in raw]
     skip = set(exclude)
     seen: set[str] = set()
     i = 0
     while i < len(folded):
         head = raw[i]
-        capital = head[:1].isupper() or head[:1].isdigit()
+        capital = any(c.isupper() for c in head) or head[:1].isdigit()  # "iOS" and "eBay" are names too
         if require_capital and not capital:
             i += 1
             continue

@@ -25,7 +25,7 @@ from connectors.knowledge.chunking import chunk_texts
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedder import Embedder
 from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
-from connectors.knowledge.names import find_mentions, is_useful_name, normalise
+from connectors.knowledge.names import find_mentions, is_useful_name, normalise, short_name
 from connectors.knowledge.tables import (
     aliases,
     chunks,
@@ -40,6 +40,7 @@ from connectors.knowledge.tables import (
 
 log = logging.getLogger(__name__)
 
+INDEX_FORMAT = 2  # bump when what is written per document changes (aliases, chunking): caches rebuild
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
 
@@ -164,7 +165,11 @@ class KnowledgeStore:
                 ]
                 if link_rows:
                     conn.execute(insert(edges), link_rows)
-                names = {normalise(n): n for n in (doc.title, *doc.aliases) if is_useful_name(n)}
+                short = short_name(doc.title)
+                if short and " " not in short.strip():
+                    short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"
+                candidates = (doc.title, *doc.aliases, *([short] if short else []))
+                names = {normalise(n): n for n in candidates if is_useful_name(n)}
                 if names:
                     conn.execute(
                         insert(aliases),

@@ -141,8 +141,9 @@ def _source(e: Evidence, n: int) -> dict[str, Any]:
 
 
 def _ranked_docs(state: ThreadState, established_ids: set[str]) -> list[str]:
-    """The distinct passages handed to composition, best first: established chains, then gap clues, then the
-    rest by the reasoner's relevance and the retrieval score."""
+    """The distinct passages handed to composition, best first: established chains, then gap clues, then each
+    remaining passage by the reasoner's relevance with the best passage it led to right behind it (a hop is
+    judged with the passage that named it, not on its own words), then the rest."""
     turn = [e for e in state["evidence"] if e["turn"] == state["turn"] or e["id"] in established_ids]
     by_id = {e["id"]: e for e in turn}
     order: list[str] = []
@@ -150,9 +151,23 @@ def _ranked_docs(state: ThreadState, established_ids: set[str]) -> list[str]:
         order += [by_id[i]["doc_id"] for i in state["established"].get(aspect["id"], []) if i in by_id]
     for gap in state["gaps"]:
         order += [by_id[i]["doc_id"] for i in gap["clues"] if i in by_id]
-    rest = sorted(turn, key=lambda e: (-e["relevance"], -e["score"], int(e["id"][1:] or 0)))
-    order += [e["doc_id"] for e in rest]
+    children: dict[str, list[Evidence]] = {}
+    for e in turn:
+        if e.get("parent") in by_id:
+            children.setdefault(e["parent"], []).append(e)
+    for kids in children.values():
+        kids.sort(key=lambda e: (-e["score"], -e["relevance"]))
+    roots = sorted((e for e in turn if e.get("parent") not in by_id), key=_rank_key)
+    for root in roots:
+        order.append(root["doc_id"])
+        if children.get(root["id"]):
+            order.append(children[root["id"]][0]["doc_id"])
+    order += [e["doc_id"] for e in sorted(turn, key=_rank_key)]
     return list(dict.fromkeys(order))
+
+
+def _rank_key(e: Evidence) -> tuple[float, float, int]:
+    return (-e["relevance"], -e["score"], int(e["id"][1:] or 0))
 
 
 def _aspect_text(plan: dict[str, Any], gap: dict[str, Any]) -> str:

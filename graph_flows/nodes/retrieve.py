@@ -72,11 +72,11 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         for seed in state["seeds"]:
             for doc_id in knowledge.resolve([seed], principals).get(seed, [])[:2]:
                 seed_docs.append((doc_id, origins.get(seed)))
-        for doc_id, parent in seed_docs:
+        for rank, (doc_id, parent) in enumerate(seed_docs):
             hit, n = _best_chunk(knowledge, doc_id, principals, focus)
             skimmed += n
             if hit is not None:
-                add(hit, "graph:mentions", parent, 0.9)
+                add(hit, "graph:mentions", parent, 1.0 - 0.05 * rank)  # seeds arrive best first
         anchors = [d for d, _ in seed_docs] + [
             e["doc_id"] for e in evidence if e["turn"] == state["turn"] and e["relevance"] >= 0.3
         ]

@@ -43,10 +43,8 @@ LEXICAL_SHARE = 0.6  # support = 0.6 * IDF-weighted term coverage + 0.4 * dense 
 DENSE_FLOOR, DENSE_SPAN = 0.2, 0.45  # MiniLM cosine: ~0.2 unrelated, ~0.65 and above on topic
 
 
-RELATION_SHARE = (
-    0.3  # the gate applies when the relation carries at least this share of the question's weight
-)
-RELATION_MIN = 0.6  # share of the non-entity terms a chain must cover when the question names entities
+RELATION_WEIGHT = 0.5  # the gate applies when a relation term weighs at least half the rarest name term
+INFORMATIVE = 0.5  # relation words weighing at least half the heaviest one must all be covered
 RELATED_MIN = 0.45  # a closest-passage sentence must score at least this to be shown
 
 
@@ -65,6 +63,7 @@ class _Reading:
     best: str
     covered: frozenset[str]
     coverage: float
+    anywhere: frozenset[str]  # aspect terms found anywhere in the passage or its title
 
 
 class OfflineReasoner:
@@ -150,7 +149,14 @@ class OfflineReasoner:
                 )
                 relevance[eid] = max(relevance[eid], support, lexical_part if lexical_part >= 0.6 else 0.0)
             best_chain, best_cov, best_terms = _best_chain(
-                readings, by_id, weights, total, plan["answer_type"], aspect["entities"], entity_terms
+                readings,
+                by_id,
+                weights,
+                total,
+                plan["answer_type"],
+                aspect["entities"],
+                entity_terms,
+                bool(plan.get("comparison")),
             )
             notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
             if best_chain and best_cov >= ESTABLISHED:
@@ -168,13 +174,20 @@ class OfflineReasoner:
             for eid in readings:
                 if relevance[eid] < RELEVANT:
                     continue  # text feeds the graph from relevant passages only
+                own_title = normalise(by_id[eid]["title"])
+                relation_total = sum(w for t, w in weights.items() if t not in entity_terms) or total
                 for sentence in sentences(by_id[eid]["text"]):
                     sentence_terms = term_set(sentence)
-                    context = sum(weights.get(t, 0.0) for t in sentence_terms) / total
+                    # the name that sits with the asked relation ("directed by X") is the bridge
+                    context = sum(
+                        w for t, w in weights.items() if t in sentence_terms and t not in entity_terms
+                    )
                     for name in lexicon.names_in(sentence):
-                        if normalise(name) == normalise(by_id[eid]["title"]):
-                            continue
-                        score = relevance[eid] + context
+                        key = normalise(name)
+                        if not key or key == own_title or (" " not in key and key in own_title.split()):
+                            continue  # the passage's own name, or one word of it ("Heart" in its title)
+                        specific = 1.0 if " " in key or any(c.isdigit() for c in key) else 0.5
+                        score = (relevance[eid] + 0.5 * context / relation_total) * specific
                         if name not in candidates or candidates[name].score < score:
                             candidates[name] = EntityCandidate(name=name, evidence_id=eid, score=score)
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.name))[: self.max_seeds * 2]
@@ -301,7 +314,9 @@ def _read(e: Evidence, weights: dict[str, float], total: float) -> _Reading:
         cov = sum(weights[t] for t in covered) / total
         if cov > best_cov:
             best, best_cov, best_terms = sentence, cov, covered
-    return _Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0))
+    everywhere = term_set(e["text"]) | title_terms
+    anywhere = frozenset(t for t in weights if t in everywhere)
+    return _Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
 
 def _best_chain(
@@ -312,6 +327,7 @@ def _best_chain(
     kind: str,
     entities: Sequence[str],
     entity_terms: set[str] | frozenset[str] = frozenset(),
+    comparison: bool = False,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped sentence."""
     best: tuple[list[str], float, frozenset[str]] = ([], 0.0, frozenset())
@@ -329,18 +345,22 @@ def _best_chain(
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
         coverage = LEXICAL_SHARE * lexical_part + (1 - LEXICAL_SHARE) * dense_part
         relation = {t: w for t, w in weights.items() if t not in entity_terms}
-        if entity_terms and relation and sum(relation.values()) >= RELATION_SHARE * total:
-            # Naming the entity is not answering about it: the relation the question asks for ("mother of the
-            # director of X") must be covered too, or the chain has a missing hop.
-            relation_part = sum(w for t, w in relation.items() if t in covered) / sum(relation.values())
-            if relation_part < RELATION_MIN:
+        # "how do X and Y differ": each side's own page describes it; no particular relation is asked for
+        describes = comparison and kind == "thing" and chain[0] in entity_roots
+        if entity_terms and relation and not describes:
+            # Naming the entity is not answering about it: every informative word of the relation the question
+            # asks for ("place of death of the performer of X") must occur along the chain, or a hop is missing
+            # (X's passage names the performer; the death is in the performer's passage).
+            top = max(relation.values())
+            found = set().union(*(readings[link].anywhere for link in chain))
+            if any(t not in found for t, w in relation.items() if w >= INFORMATIVE * top):
                 coverage = min(coverage, ESTABLISHED - 0.05)
         if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
             reading.best, kind
         ):
             coverage *= 0.7
         if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):
-            coverage *= 0.8
+            coverage = min(coverage * 0.8, ESTABLISHED - 0.05)  # not anchored to what the question names
         elif entity_roots and chain[0] not in entity_roots:
             coverage *= 0.7  # the entity's own passage is the better root when the question names it
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
