@@ -94,12 +94,19 @@ def terms(text: str) -> list[str]:
     return [stem(t) for t in tokens(text) if t not in STOPWORDS and len(t) > 1]
 
 
+@lru_cache(maxsize=200_000)
 def term_set(text: str) -> frozenset[str]:
+    """Cached: the reasoner reads the same sentences against every aspect, every round."""
     return frozenset(terms(text))
 
 
 def sentences(text: str) -> list[str]:
     """Splits a passage into sentences (lines and sentence ends), keeping abbreviations together."""
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=50_000)
+def _sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for piece in _SENTENCE_END.split(text):
         piece = piece.strip(" \t-*#>|")
@@ -109,7 +116,7 @@ def sentences(text: str) -> list[str]:
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
-    return out
+    return tuple(out)
 
 
 def answer_type(question: str) -> str:

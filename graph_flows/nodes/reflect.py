@@ -18,7 +18,7 @@ from graph_flows.nodes.retrieve import normalise_query
 from graph_flows.reasoners.base import Reasoner
 from graph_flows.state import Direction, Gap, ThreadState
 
-FAST_PATH_COVERAGE = 1.0
+MAX_SEEDS = 4
 
 
 def stop_reason(
@@ -106,7 +106,7 @@ def reflect(
             continue
         seeds.append(cand.name)
         origins[cand.name] = cand.evidence_id
-        if len(seeds) >= 4:
+        if len(seeds) >= MAX_SEEDS:
             break
     stale = 0 if seeds else state["rounds_without_new_entities"] + 1
     tried = set(state["tried_queries"])

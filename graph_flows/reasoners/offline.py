@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from connectors.knowledge.names import STOPWORDS, TICKET_KEY, normalise, tokens
@@ -44,8 +45,11 @@ DENSE_FLOOR, DENSE_SPAN = 0.2, 0.45  # MiniLM cosine: ~0.2 unrelated, ~0.65 and 
 
 
 RELATION_WEIGHT = 0.5  # the gate applies when a relation term weighs at least half the rarest name term
+HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
 INFORMATIVE = 0.5  # relation words weighing at least half the heaviest one must all be covered
-RELATED_MIN = 0.45  # a closest-passage sentence must score at least this to be shown
+SURE = 0.8  # support at which one passage settles an aspect even if its answer names someone else
+RELATED_MIN = 0.45
+MAX_SENTENCES = 16  # sentences of one passage read densely (a chunk holds about ten)  # a closest-passage sentence must score at least this to be shown
 
 
 def dense_support(similarity: float) -> float:
@@ -159,8 +163,29 @@ class OfflineReasoner:
                 bool(plan.get("comparison")),
             )
             notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
-            if best_chain and best_cov >= ESTABLISHED:
+            onward = (
+                _onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
+            )
+            if (
+                best_chain
+                and best_cov >= ESTABLISHED
+                and (len(best_chain) > 1 or best_cov >= SURE or not onward)
+            ):
                 established[aspect["id"]] = best_chain
+                continue
+            if best_chain and best_cov >= ESTABLISHED:
+                # One passage answers, but the sentence that answers names someone else we have not read: the
+                # answer may be theirs ("...resigned to lobby for the Boston Beer Company": when was *it*
+                # founded?). Read them before settling.
+                for name in onward:
+                    candidates[name] = EntityCandidate(name=name, evidence_id=best_chain[-1], score=2.0)
+                missing.append(
+                    {
+                        "kind": "relation",
+                        "what": f"whether the answer is about {', '.join(onward)}",
+                        "clues": best_chain,
+                    }
+                )
                 continue
             uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
             uncovered_words += _words_for(plan.get("effective_question", aspect["text"]), uncovered)
@@ -227,8 +252,13 @@ class OfflineReasoner:
                 if e is None:
                     continue
                 nxt = by_id.get(chain[i + 1]) if i + 1 < len(chain) else None
-                picked = [_bridge_sentence(e, nxt)] if nxt else []
-                picked += [s for s in _best_sentences(e, weights, plan["answer_type"], question, lexicon)]
+                bridge = _bridge_sentence(e, nxt) if nxt else None
+                # a bridge sentence is found by name; only the answering passage needs the dense read
+                picked = (
+                    [bridge]
+                    if bridge
+                    else _best_sentences(e, weights, plan["answer_type"], question, lexicon)
+                )
                 for sentence in [p for p in picked if p][: 2 if nxt is None else 1]:
                     key = normalise(sentence)
                     if key and key not in seen:
@@ -281,16 +311,60 @@ def _carry_over(previous: str, followup: str, lexicon: Lexicon) -> str:
     return previous
 
 
+_JOINER = re.compile(
+    r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared (?:to|with)|differs? from|than)\W*(?:the\s+)?$",
+    re.I,
+)
+
+
 def _comparison_sides(question: str, entities: list[str]) -> list[str]:
+    """Two or more named things joined by "or", "and", "vs" ("X or Y", "between X and Y", "both X and Y"),
+    in a question that compares: each becomes an aspect. A name that merely contains a comma ("Leland, North
+    Carolina") or an "or" elsewhere in the sentence is not a comparison."""
     if not _COMPARISON.search(question):
         return []
-    q = normalise(question)
-    sides = [e for e in entities if normalise(e) and normalise(e) in q]
-    sides = [s for s in sides if not any(s != o and normalise(s) in normalise(o) for o in sides)]
-    if len(sides) < 2:
-        found = [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
-        sides = _dedupe([*sides, *found])
+    spans = _name_spans(question, entities)
+    if len(spans) < 2:
+        spans = _name_spans(
+            question, [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
+        )
+    sides: list[str] = []
+    for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
+        if _JOINER.match(question[e1:s2]):
+            sides += [n for n in (n1, n2) if n not in sides]
     return sides[:4] if len(sides) >= 2 else []
+
+
+def _name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Where each name occurs in the question (case-insensitive), in order, without overlaps."""
+    spans: list[tuple[int, int, str]] = []
+    for name in sorted(set(names), key=len, reverse=True):
+        m = re.search(re.escape(name), question, re.I)
+        if m and not any(m.start() < e and s < m.end() for s, e, _ in spans):
+            spans.append((m.start(), m.end(), name))
+    return sorted(spans)
+
+
+def _onward_names(
+    readings: dict[str, _Reading],
+    by_id: dict[str, Evidence],
+    chain: list[str],
+    entities: Sequence[str],
+    lexicon: Lexicon,
+) -> list[str]:
+    """Names in the chain's answering sentence that denote documents not read yet (bridges onward)."""
+    last = chain[-1]
+    own = normalise(by_id[last]["title"])
+    named = {normalise(n) for n in entities}
+    read = {e["doc_id"] for e in by_id.values()}
+    out: list[str] = []
+    for name in lexicon.names_in(readings[last].best):
+        key = normalise(name)
+        if not key or key == own or key in named or (" " not in key and key in own.split()):
+            continue
+        if any(d not in read for d in lexicon.resolve(name)):
+            out.append(name)
+    return out[:2]
 
 
 def _key_mentioned(key: str, evidence: Sequence[Evidence]) -> bool:
@@ -353,7 +427,11 @@ def _best_chain(
             # (X's passage names the performer; the death is in the performer's passage).
             top = max(relation.values())
             found = set().union(*(readings[link].anywhere for link in chain))
-            if any(t not in found for t, w in relation.items() if w >= INFORMATIVE * top):
+            missing = [t for t, w in relation.items() if w >= INFORMATIVE * top and t not in found]
+            # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
+            # relation must still be there. A single passage must hold all of it.
+            share = sum(w for t, w in relation.items() if t in found) / sum(relation.values())
+            if missing and (len(chain) == 1 or share < HOP_RELATION_SHARE):
                 coverage = min(coverage, ESTABLISHED - 0.05)
         if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
             reading.best, kind
@@ -404,7 +482,8 @@ def _scored_sentences(
     total = sum(weights.values()) or 1.0
     title_terms = term_set(e["title"])
     title = normalise(e["title"])
-    candidates = [s for s in sentences(e["text"]) if len(s) > 3 and normalise(s) != title] or [e["title"]]
+    candidates = [s for s in sentences(e["text"]) if len(s) > 3 and normalise(s) != title][:MAX_SENTENCES]
+    candidates = candidates or [e["title"]]
     sims = lexicon.similarity(question, candidates) if question else [0.0] * len(candidates)
     scored = []
     for i, (sentence, sim) in enumerate(zip(candidates, sims, strict=True)):
