@@ -49,7 +49,11 @@ class _Doc:
 
 
 def audit_permissions(
-    rt: Runtime, users: dict[str, frozenset[str]], *, max_probes: int | None = None, seed: int = 7,
+    rt: Runtime,
+    users: dict[str, frozenset[str]],
+    *,
+    max_probes: int | None = None,
+    seed: int = 7,
     progress: Callable[[int], None] | None = None,
 ) -> AuditReport:
     """Runs every probe for every (user, document the user may not see). `users` maps an asker id (email) to
@@ -71,7 +75,11 @@ def audit_permissions(
 
 
 def _probes(
-    rt: Runtime, user: str, principals: frozenset[str], doc: _Doc, users: dict[str, frozenset[str]],
+    rt: Runtime,
+    user: str,
+    principals: frozenset[str],
+    doc: _Doc,
+    users: dict[str, frozenset[str]],
     rng: random.Random,
 ) -> Iterator[tuple[str, bool]]:
     store = rt.store
@@ -90,7 +98,13 @@ def _probes(
     if neighbours:
         yield "graph:neighbors", any(n.doc_id == doc.id for n in store.neighbors(neighbours, principals))
         yield "graph:expand", any(d == doc.id for d, _ in store.expand(neighbours, principals, 50))
-    question = rng.choice([f"What does {doc.title} say?", f"Tell me about {doc.title}", doc.phrases[0] if doc.phrases else doc.title])
+    question = rng.choice(
+        [
+            f"What does {doc.title} say?",
+            f"Tell me about {doc.title}",
+            doc.phrases[0] if doc.phrases else doc.title,
+        ]
+    )
     thread = f"audit:{user}:{doc.id}"
     out = rt.investigator.ask(thread, question, asker=user, principals=principals)
     yield "flow:evidence", any(e["doc_id"] == doc.id for e in out.get("evidence") or [])
@@ -100,7 +114,9 @@ def _probes(
     if owner is not None:
         shared = f"audit-followup:{owner}:{user}:{doc.id}"
         rt.investigator.ask(shared, question, asker=owner, principals=users[owner])
-        follow = rt.investigator.ask(shared, "and what else should I know about it?", asker=user, principals=principals)
+        follow = rt.investigator.ask(
+            shared, "and what else should I know about it?", asker=user, principals=principals
+        )
         yield "followup:evidence", any(e["doc_id"] == doc.id for e in follow.get("evidence") or [])
         yield "followup:answer", _mentions(follow.get("answer"), doc, question)
         yield "followup:trace", _mentions(follow.get("trace"), doc, question)
@@ -122,7 +138,9 @@ def _mentions(value: Any, doc: _Doc, question: str) -> bool:
 
 def _gap_log_mentions(rt: Runtime, user: str, doc: _Doc, question: str) -> bool:
     """The gap log as this user sees it (their own entries) must not carry the document."""
-    text = "\n".join(f"{e['what']} {e['question']}" for e in rt.gap_log.entries(viewer=user)).replace(question, "")
+    text = "\n".join(f"{e['what']} {e['question']}" for e in rt.gap_log.entries(viewer=user)).replace(
+        question, ""
+    )
     return any(n in text for n in _needles(doc, question))
 
 
@@ -159,6 +177,8 @@ def _restricted_docs(rt: Runtime) -> list[_Doc]:
 
 def _linked_docs(rt: Runtime, doc_id: str) -> list[str]:
     with rt.engine.connect() as conn:
-        rows = conn.execute(select(edges.c.src, edges.c.target).where((edges.c.target == doc_id) | (edges.c.src == doc_id)))
+        rows = conn.execute(
+            select(edges.c.src, edges.c.target).where((edges.c.target == doc_id) | (edges.c.src == doc_id))
+        )
         linked = {r.src if r.src != doc_id else r.target for r in rows}
     return sorted(d for d in linked if ":" in d and d != doc_id)[:5]

@@ -43,21 +43,36 @@ def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixtur
     assert len(users) >= 8
     report = audit_permissions(runtime, users)
     with capsys.disabled():
-        print(f"\npermission audit: probes: {report.probes}  leaks: {len(report.leaks)}  paths: {len(report.by_path)}")
+        print(
+            f"\npermission audit: probes: {report.probes}  leaks: {len(report.leaks)}  paths: {len(report.by_path)}"
+        )
     assert report.probes >= 2000
-    assert {"search:hybrid", "aliases", "graph:expand", "flow:trace", "followup:evidence", "gaps"} <= set(report.by_path)
+    assert {"search:hybrid", "aliases", "graph:expand", "flow:trace", "followup:evidence", "gaps"} <= set(
+        report.by_path
+    )
     assert report.leaks == []
 
 
 def test_not_found_and_not_yours_read_the_same(runtime: Runtime) -> None:
     carol = runtime.principals_for_email("carol@acme.io")
-    hidden = runtime.investigator.ask("t:c:hidden", "What is FIN-7 about?", asker="carol@acme.io", principals=carol)
-    missing = runtime.investigator.ask("t:c:missing", "What is FIN-77 about?", asker="carol@acme.io", principals=carol)
+    hidden = runtime.investigator.ask(
+        "t:c:hidden", "What is FIN-7 about?", asker="carol@acme.io", principals=carol
+    )
+    missing = runtime.investigator.ask(
+        "t:c:missing", "What is FIN-77 about?", asker="carol@acme.io", principals=carol
+    )
 
     def shape(out: dict) -> tuple:
         a = out["answer"]
-        return (a["answered"], a["text"], a["confidence"], a["stop_reason"], a["rounds"], len(a["sources"]),
-                [g["kind"] for g in a["gaps"]])
+        return (
+            a["answered"],
+            a["text"],
+            a["confidence"],
+            a["stop_reason"],
+            a["rounds"],
+            len(a["sources"]),
+            [g["kind"] for g in a["gaps"]],
+        )
 
     assert shape(hidden) == shape(missing)
     assert "FIN-7" not in json.dumps(hidden["answer"]["sources"])
