@@ -1,0 +1,80 @@
+"""Builds the Bolt app: one WebClient, two small middlewares, the error boundary, and the listeners.
+
+`process_before_response=True`: every listener only enqueues (or answers a command from the database), so it
+returns in milliseconds, and Slack's ack is sent *after* the job is durably queued. A delivery that failed
+before that answers 500 and Slack retries it; one that succeeded is deduplicated by the job table.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from bot.deps import BotDeps
+from bot.listeners import register
+from bot.logcontext import log_context
+from bot.settings import Settings
+from bot.vault import ConfigError
+
+log = logging.getLogger(__name__)
+
+ERROR_REPLY = "Sorry, something went wrong on my side. Please try again in a minute."
+
+
+def make_client(settings: Settings) -> WebClient:
+    if settings.slack_bot_token is None:
+        raise ConfigError("set SLEUTH_SLACK_BOT_TOKEN to the bot token (xoxb-...) from the app's OAuth page")
+    client = WebClient(token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url)
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
+    return client
+
+
+def _log_context(body: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
+    event = body.get("event") or {}
+    user = event.get("user") or body.get("user_id") or (body.get("user") or {}).get("id")
+    channel = event.get("channel") or body.get("channel_id") or (body.get("channel") or {}).get("id")
+    with log_context(team=body.get("team_id"), channel=channel, user=user, event_id=body.get("event_id")):
+        return next_()
+
+
+def _log_retries(request: BoltRequest, next_: Callable[[], BoltResponse]) -> BoltResponse:
+    """Slack's retries are not dropped (the first delivery may have failed); the job table dedupes them."""
+    retry = (request.headers.get("x-slack-retry-num") or [None])[0]
+    if retry:
+        log.info("slack retry delivery", extra={"retry_num": retry})
+    return next_()
+
+
+def handle_error(error: Exception, context: BoltContext) -> None:
+    """The Bolt-side boundary: log it; tell the user where there is someone to tell (commands, clicks).
+
+    An event that fails here answers 500, so Slack delivers it again; the job table keeps that to one answer.
+    """
+    log.error("listener failed", exc_info=error)
+    if context.respond is not None:
+        context.respond(text=ERROR_REPLY, response_type="ephemeral", replace_original=False)
+
+
+def build_app(settings: Settings, deps: BotDeps, *, client: WebClient | None = None) -> App:
+    socket_mode = settings.slack_app_token is not None
+    if settings.slack_signing_secret is None and not socket_mode:
+        raise ConfigError(
+            "set SLEUTH_SLACK_SIGNING_SECRET (HTTP mode) or SLEUTH_SLACK_APP_TOKEN (Socket Mode)"
+        )
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    app = App(
+        client=client or make_client(settings),
+        signing_secret=secret,
+        process_before_response=True,
+        request_verification_enabled=not socket_mode,
+    )
+    app.use(_log_context)
+    app.use(_log_retries)
+    app.error(handle_error)
+    register(app, deps)
+    return app

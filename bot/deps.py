@@ -1,0 +1,20 @@
+"""What the listeners need, built once by `bot.server.SlackBot` and bound into each handler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.feedback import FeedbackLog
+from bot.identity import AccountLinker
+from bot.jobs import JobQueue
+from bot.runtime import Runtime
+from bot.settings import Settings
+
+
+@dataclass
+class BotDeps:
+    settings: Settings
+    jobs: JobQueue
+    feedback: FeedbackLog
+    runtime: Runtime  # `/sleuth sources` and `gaps` read the catalog, sync status and gap log through it
+    linker: AccountLinker | None = None  # None: no OAuth sources to link

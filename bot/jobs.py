@@ -1,0 +1,268 @@
+"""The durable queue of questions: ack fast, answer exactly once.
+
+A Slack listener only `enqueue`s (one atomic INSERT) and returns, so Slack gets its ack well inside 3 s. Two
+unique constraints make every duplicate delivery a no-op: (team, event_id) catches Slack's retries (HTTP
+`X-Slack-Retry-Num`, Socket Mode `retry_attempt`), and (team, message_key) catches the same message seen twice
+(a channel mention arrives as `app_mention` *and* `message`).
+
+Workers `claim` a job with a lease (claimed_by, lease_until); a job whose lease ran out is claimable again, so
+a crashed worker's job is picked up once the lease expires. The worker posts a placeholder first and stores its
+ts (`set_placeholder`), saves the answer (`save_result`) before posting it, and `complete`s last: a worker that
+resumes a job updates that same placeholder and reuses a saved answer, so the thread sees one answer.
+
+Table `slack_jobs`; status: pending -> claimed -> done, or cancelled (the question was deleted).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    exists,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+
+from graph_flows.flow import thread_id
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+PENDING, CLAIMED, DONE, CANCELLED = "pending", "claimed", "done", "cancelled"
+QUESTION, EDIT, COMMAND = "question", "edit", "command"
+DEFAULT_LEASE_S = 120.0
+MAX_ATTEMPTS = 3  # a job whose worker died this many times is answered with an apology instead
+
+jobs_metadata = MetaData()
+
+slack_jobs = Table(
+    "slack_jobs",
+    jobs_metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("team", String(64), nullable=False),
+    Column("event_id", String(128), nullable=False),
+    Column("message_key", String(256), nullable=False),  # "{channel}:{ts}", "...:edit:{edit ts}", "cmd:..."
+    Column("kind", String(16), nullable=False),  # question | edit | command
+    Column("channel", String(64), nullable=False),
+    Column("message_ts", String(32)),  # the question's own ts (None for /sleuth ask)
+    Column("thread_ts", String(32)),  # None until the placeholder starts a thread (/sleuth ask)
+    Column("user", String(64), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("trace_id", String(40), nullable=False, unique=True),
+    Column("response_url", Text),
+    Column("status", String(16), nullable=False),
+    Column("claimed_by", String(128)),
+    Column("lease_until", Float),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("placeholder_ts", String(32)),
+    Column("result", Text),  # JSON saved before posting: {"question", "answer", "trace"}
+    Column("created_at", Float, nullable=False),
+    Column("finished_at", Float),
+    UniqueConstraint("team", "event_id", name="uq_slack_jobs_event"),
+    UniqueConstraint("team", "message_key", name="uq_slack_jobs_message"),
+    Index("ix_slack_jobs_thread", "team", "channel", "thread_ts"),
+    Index("ix_slack_jobs_message", "team", "channel", "message_ts"),
+    Index("ix_slack_jobs_status", "status", "lease_until"),
+)
+
+
+@dataclass(frozen=True)
+class NewJob:
+    team: str
+    event_id: str
+    message_key: str
+    channel: str
+    user: str
+    text: str
+    kind: str = QUESTION
+    message_ts: str | None = None
+    thread_ts: str | None = None
+    response_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    team: str
+    event_id: str
+    kind: str
+    channel: str
+    message_ts: str | None
+    thread_ts: str | None
+    user: str
+    text: str
+    trace_id: str
+    response_url: str | None
+    status: str
+    claimed_by: str | None
+    attempts: int
+    placeholder_ts: str | None
+    result: dict[str, Any] | None
+
+    @property
+    def thread_id(self) -> str:
+        return thread_id(self.team, self.channel, self.thread_ts or self.placeholder_ts or "")
+
+
+def _job(row: Any) -> Job:
+    m = row._mapping
+    return Job(
+        id=m["id"], team=m["team"], event_id=m["event_id"], kind=m["kind"], channel=m["channel"],
+        message_ts=m["message_ts"], thread_ts=m["thread_ts"], user=m["user"], text=m["text"],
+        trace_id=m["trace_id"], response_url=m["response_url"], status=m["status"],
+        claimed_by=m["claimed_by"], attempts=m["attempts"], placeholder_ts=m["placeholder_ts"],
+        result=json.loads(m["result"]) if m["result"] else None,
+    )  # fmt: skip
+
+
+class JobQueue:
+    """Jobs in the shared database; every method is one short transaction, safe across threads and processes."""
+
+    def __init__(self, engine: Engine, *, clock: Clock = time.time, lease_s: float = DEFAULT_LEASE_S) -> None:
+        self._engine, self._clock, self.lease_s = engine, clock, lease_s
+        self._wake = threading.Condition()
+        jobs_metadata.create_all(engine)
+
+    def enqueue(self, new: NewJob) -> Job | None:
+        """Inserts the job; None when this event or this message was already queued (a duplicate)."""
+        values = {**new.__dict__, "status": PENDING, "attempts": 0, "created_at": self._clock()}
+        values["trace_id"] = f"tr{uuid.uuid4().hex[:16]}"
+        try:
+            with self._engine.begin() as conn:
+                job_id = conn.execute(insert(slack_jobs).values(**values)).inserted_primary_key[0]
+        except IntegrityError:
+            log.info("duplicate delivery ignored", extra={"team": new.team, "event_id": new.event_id})
+            return None
+        self.wake_all()
+        log.info("job queued", extra={"job": job_id, "kind": new.kind})
+        return self.get(job_id)
+
+    def wait(self, timeout_s: float) -> None:
+        """Sleep until a job is queued in this process, or `timeout_s` passes (other processes: by polling)."""
+        with self._wake:
+            self._wake.wait(timeout_s)
+
+    def wake_all(self) -> None:
+        with self._wake:
+            self._wake.notify_all()
+
+    def claim(self, worker: str) -> Job | None:
+        """Claims the oldest pending job, or one whose lease expired; atomic, so one worker wins each job."""
+        now = self._clock()
+        claimable = or_(
+            slack_jobs.c.status == PENDING,
+            (slack_jobs.c.status == CLAIMED) & (slack_jobs.c.lease_until < now),
+        )
+        with self._engine.begin() as conn:
+            ids = conn.execute(select(slack_jobs.c.id).where(claimable).order_by(slack_jobs.c.id).limit(8))
+            candidates = [row[0] for row in ids]
+        for job_id in candidates:
+            with self._engine.begin() as conn:
+                won = conn.execute(
+                    update(slack_jobs)
+                    .where((slack_jobs.c.id == job_id) & claimable)
+                    .values(
+                        status=CLAIMED,
+                        claimed_by=worker,
+                        lease_until=now + self.lease_s,
+                        attempts=slack_jobs.c.attempts + 1,
+                    )
+                ).rowcount
+            if won:
+                return self.get(job_id)
+        return None
+
+    def _owned(self, job_id: int, worker: str, **values: Any) -> bool:
+        mine = (
+            (slack_jobs.c.id == job_id)
+            & (slack_jobs.c.claimed_by == worker)
+            & (slack_jobs.c.status == CLAIMED)
+        )
+        with self._engine.begin() as conn:
+            return bool(conn.execute(update(slack_jobs).where(mine).values(**values)).rowcount)
+
+    def renew(self, job_id: int, worker: str) -> bool:
+        return self._owned(job_id, worker, lease_until=self._clock() + self.lease_s)
+
+    def set_placeholder(self, job_id: int, worker: str, ts: str, thread_ts: str) -> bool:
+        return self._owned(job_id, worker, placeholder_ts=ts, thread_ts=thread_ts)
+
+    def save_result(self, job_id: int, worker: str, result: dict[str, Any]) -> bool:
+        return self._owned(job_id, worker, result=json.dumps(result, default=str))
+
+    def complete(self, job_id: int, worker: str) -> bool:
+        """Marks the job done; False when it is no longer this worker's (lease lost, or cancelled meanwhile)."""
+        return self._owned(job_id, worker, status=DONE, finished_at=self._clock(), lease_until=None)
+
+    def cancel_message(self, team: str, channel: str, message_ts: str) -> list[Job]:
+        """The question was deleted: cancels its unfinished jobs; returns all of its jobs (to withdraw answers)."""
+        of_message = (
+            (slack_jobs.c.team == team)
+            & (slack_jobs.c.channel == channel)
+            & (slack_jobs.c.message_ts == message_ts)
+        )
+        with self._engine.begin() as conn:
+            conn.execute(
+                update(slack_jobs)
+                .where(of_message & slack_jobs.c.status.in_([PENDING, CLAIMED]))
+                .values(status=CANCELLED, finished_at=self._clock())
+            )
+            rows = conn.execute(select(slack_jobs).where(of_message).order_by(slack_jobs.c.id)).all()
+        return [_job(r) for r in rows]
+
+    def get(self, job_id: int) -> Job | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(slack_jobs).where(slack_jobs.c.id == job_id)).first()
+        return _job(row) if row else None
+
+    def by_trace(self, trace_id: str) -> Job | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(slack_jobs).where(slack_jobs.c.trace_id == trace_id)).first()
+        return _job(row) if row else None
+
+    def for_message(self, team: str, channel: str, message_ts: str) -> list[Job]:
+        where = (
+            (slack_jobs.c.team == team)
+            & (slack_jobs.c.channel == channel)
+            & (slack_jobs.c.message_ts == message_ts)
+        )
+        with self._engine.connect() as conn:
+            return [_job(r) for r in conn.execute(select(slack_jobs).where(where).order_by(slack_jobs.c.id))]
+
+    def in_thread(self, team: str, channel: str, thread_ts: str) -> bool:
+        """Whether Sleuth took a question in this thread (so a reply there needs no mention)."""
+        where = (
+            (slack_jobs.c.team == team)
+            & (slack_jobs.c.channel == channel)
+            & (slack_jobs.c.thread_ts == thread_ts)
+        )
+        with self._engine.connect() as conn:
+            return bool(conn.execute(select(exists().where(where))).scalar())
+
+    def counts(self) -> dict[str, int]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(select(slack_jobs.c.status, slack_jobs.c.id)).all()
+        found: dict[str, int] = {}
+        for status, _ in rows:
+            found[status] = found.get(status, 0) + 1
+        return found

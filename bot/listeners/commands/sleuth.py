@@ -1,0 +1,79 @@
+"""`/sleuth ask|gaps|sources|link|help`; any other text is taken as a question. Replies are private (ephemeral)
+and immediate; a question is queued and answered in a thread of the channel by the job worker.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.answering import MAX_QUESTION_CHARS, TOO_LONG
+from bot.deps import BotDeps
+from bot.identity import UnknownSource
+from bot.jobs import COMMAND, NewJob
+from bot.listeners.commands import replies
+from connectors.sync import source_status
+
+COMMAND_NAME = "/sleuth"
+
+
+def handle_sleuth(ack: Ack, command: dict[str, Any], *, deps: BotDeps) -> None:
+    verb, _, rest = (command.get("text") or "").strip().partition(" ")
+    verb = verb.lower()
+    if verb in ("", "help"):
+        ack(text=replies.HELP)
+    elif verb == "sources":
+        ack(text=_sources(deps))
+    elif verb == "gaps":
+        ack(text=_gaps(deps, command["user_id"]))
+    elif verb == "link":
+        ack(**_link(deps, command, rest.strip()))
+    else:
+        ack(text=_ask(deps, command, rest if verb == "ask" else command["text"]))
+
+
+def _ask(deps: BotDeps, command: dict[str, Any], question: str) -> str:
+    question = question.strip()
+    if not question:
+        return replies.HELP
+    if len(question) > MAX_QUESTION_CHARS:
+        return TOO_LONG
+    key = f"cmd:{command['trigger_id']}"
+    deps.jobs.enqueue(
+        NewJob(team=command["team_id"], event_id=key, message_key=key, channel=command["channel_id"],
+               user=command["user_id"], text=question, kind=COMMAND, response_url=command.get("response_url"))
+    )  # fmt: skip
+    return replies.ASKING
+
+
+def _sources(deps: BotDeps) -> str:
+    rt = deps.runtime
+    status = {s["source"]: s for s in source_status(rt.store)}
+    return replies.sources_text([(e.name, e.kind) for e in rt.sources()], status)
+
+
+def _gaps(deps: BotDeps, user: str) -> str:
+    if user not in deps.settings.admin_users:
+        return replies.NOT_ADMIN
+    return replies.gaps_text(deps.runtime.gap_log.summary(top=10))
+
+
+def _link(deps: BotDeps, command: dict[str, Any], source: str) -> dict[str, Any]:
+    linker = deps.linker
+    if linker is None or not linker.sources:
+        return {"text": replies.NOTHING_TO_LINK}
+    team, user = command["team_id"], command["user_id"]
+    if not source:
+        return {"text": replies.links_text(linker.links(team, user), [s.source for s in linker.sources])}
+    try:
+        url = linker.start(team, user, source)
+    except UnknownSource:
+        return {"text": replies.links_text(linker.links(team, user), [s.source for s in linker.sources])}
+    label = linker.source(source).label
+    return {"text": f"Connect your {label} account", "blocks": replies.link_blocks(label, url)}
+
+
+def register(app: App, deps: BotDeps) -> None:
+    app.command(COMMAND_NAME)(functools.partial(handle_sleuth, deps=deps))

@@ -1,0 +1,26 @@
+"""App Home: the Messages tab (agent view) gets suggested prompts; the Home tab gets Sleuth's home view."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.deps import BotDeps
+from bot.listeners.views.builders import SUGGESTED_PROMPTS, SUGGESTED_TITLE, home_view
+
+
+def handle_app_home_opened(event: dict[str, Any], client: WebClient, *, deps: BotDeps) -> None:
+    if event.get("tab") == "messages":
+        client.assistant_threads_setSuggestedPrompts(
+            channel_id=event["channel"], title=SUGGESTED_TITLE, prompts=SUGGESTED_PROMPTS
+        )
+        return
+    sources = [entry.name for entry in deps.runtime.sources()]
+    client.views_publish(user_id=event["user"], view=home_view(sources, linking=deps.linker is not None))
+
+
+def register(app: App, deps: BotDeps) -> None:
+    app.event("app_home_opened")(functools.partial(handle_app_home_opened, deps=deps))

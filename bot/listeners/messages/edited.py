@@ -1,0 +1,42 @@
+"""An edited question is answered again, once per edit, in the same thread, marked as an update.
+
+An edit that turns a plain message into a question (adds the mention) is answered as a new question.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from slack_bolt import App, BoltContext
+
+from bot.deps import BotDeps
+from bot.intake import edit_job, is_from_bot, is_question, question_job, team_of
+
+
+def handle_message_changed(body: dict[str, Any], context: BoltContext, *, deps: BotDeps) -> None:
+    event = body["event"]
+    message, previous = event.get("message") or {}, event.get("previous_message") or {}
+    bot_user_id = context.bot_user_id or ""
+    if (
+        is_from_bot(message)
+        or message.get("user") == bot_user_id
+        or message.get("text") == previous.get("text")
+    ):
+        return  # Sleuth's own edits, other bots, unfurls and other changes that leave the text alone
+    team, channel = team_of(body), event["channel"]
+    asked = [job for job in deps.jobs.for_message(team, channel, message["ts"]) if job.thread_ts]
+    if asked:
+        deps.jobs.enqueue(edit_job(body, channel, message, asked[0].thread_ts or "", bot_user_id))
+        return
+    as_new = {**message, "channel": channel, "channel_type": event.get("channel_type")}
+    in_thread = functools.partial(deps.jobs.in_thread, team, channel)
+    if is_question(
+        as_new, bot_user_id=bot_user_id, answer_bots=deps.settings.answer_bots, in_thread=in_thread
+    ):
+        deps.jobs.enqueue(question_job(body, as_new, bot_user_id=bot_user_id))
+
+
+def register(app: App, deps: BotDeps) -> None:
+    listener = functools.partial(handle_message_changed, deps=deps)
+    app.event({"type": "message", "subtype": "message_changed"})(listener)

@@ -1,0 +1,62 @@
+"""The investigation's rounds as a private (ephemeral) message for the asker. Pure, like `render.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.mrkdwn import clip, escape, split
+from bot.render import MAX_BLOCKS, MAX_ITEM_CHARS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT, Message
+
+NOT_YOURS = "Only the person who asked can see how this answer was found."
+GONE = "I no longer have the trace for this answer."
+
+
+def _names(items: Any) -> str:
+    if not isinstance(items, list | tuple):
+        return escape(str(items)) if items is not None else "–"
+    return ", ".join(escape(str(i)) for i in items) or "–"
+
+
+def trace_line(step: dict[str, Any]) -> str:
+    node, round_no = step.get("node"), step.get("round")
+    if node == "plan":
+        return f"*Plan* · aspects: {_names(step.get('aspects'))} · entities: {_names(step.get('entities'))}"
+    if node == "retrieve":
+        return (
+            f"*Round {round_no} · retrieve* ({escape(str(step.get('direction', '')))}) · "
+            f"queries: {_names(step.get('queries'))} · read {len(step.get('read') or [])}: "
+            f"{_names(step.get('reading'))}"
+        )
+    if node == "reflect":
+        return (
+            f"*Round {round_no} · reflect* · established {len(step.get('established') or [])}, "
+            f"missing {len(step.get('missing') or [])} · next: {escape(str(step.get('next') or '–'))} · "
+            f"stop: {escape(str(step.get('stop') or 'no'))}"
+        )
+    if node == "answer":
+        return (
+            f"*Answer* · cited {_names(step.get('cited'))} · conflicts {step.get('conflicts') or 0} · "
+            f"confidence {escape(str(step.get('confidence')))}"
+        )
+    return escape(str(node))
+
+
+def render_trace(question: str, trace: list[dict[str, Any]]) -> Message:
+    """One message: a header and one line per step, within the block and text limits (later steps cut)."""
+    lines = [clip(trace_line(step), MAX_ITEM_CHARS) for step in trace]
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "section",
+            "text": {"type": "mrkdwn", "text": f"*How I answered* “{escape(clip(question, 200))}”"},
+        }
+    ]
+    size = 0
+    for piece in split("\n".join(lines) or "No steps were recorded.", MAX_SECTION_TEXT):
+        if len(blocks) >= MAX_BLOCKS - 1 or size + len(piece) > MAX_MESSAGE_TEXT:
+            blocks.append(
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": "_Later steps not shown._"}]}
+            )
+            break
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": piece}})
+        size += len(piece)
+    return {"text": "How I answered", "blocks": blocks}

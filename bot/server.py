@@ -1,0 +1,121 @@
+"""The running bot: `SlackBot` wires a Runtime into the Bolt app, the job queue and the workers; `build_asgi`
+serves it over HTTP (Starlette + uvicorn); `serve` is what `sleuth serve` runs (HTTP, or Socket Mode when an
+app-level token is set).
+
+Bolt's own Starlette handler calls the synchronous `App.dispatch` on the event loop, which would serialise every
+request; here dispatch runs in Starlette's threadpool so many deliveries are acked at once. All state lives in
+the database, so several `sleuth serve` processes can sit behind one load balancer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import uvicorn
+from slack_bolt import App
+from slack_bolt.adapter.starlette.handler import to_bolt_request, to_starlette_response
+from slack_sdk import WebClient
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.answering import Answerer
+from bot.app import build_app, make_client
+from bot.askers import AskerDirectory
+from bot.deps import BotDeps
+from bot.feedback import FeedbackLog
+from bot.identity import AccountLinker, PrincipalResolver
+from bot.jobs import DEFAULT_LEASE_S, Clock, JobQueue
+from bot.oauth_routes import oauth_routes
+from bot.runtime import Runtime
+from bot.settings import Settings
+from bot.worker import WorkerPool
+from connectors.base import LinkedIdentity
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+DEFAULT_WORKERS = 4
+
+
+def build_asgi(app: App, *, linker: AccountLinker | None = None) -> Starlette:
+    """POST /slack/events (events, interactivity, commands), GET /healthz, and /oauth/callback when linking."""
+
+    async def slack_events(request: Request) -> Response:
+        bolt_request = to_bolt_request(request, await request.body())
+        bolt_response = await run_in_threadpool(app.dispatch, bolt_request)
+        return to_starlette_response(bolt_response)
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    routes: list[BaseRoute] = [
+        Route(EVENTS_PATH, slack_events, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+    if linker is not None:
+        routes += oauth_routes(linker)
+    return Starlette(routes=routes)
+
+
+class SlackBot:
+    """Everything `sleuth serve`, the demo and the tests run; `pool` is not started until asked."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        *,
+        linker: AccountLinker | None = None,
+        resolver: PrincipalResolver | None = None,
+        client: WebClient | None = None,
+        settings: Settings | None = None,
+        workers: int = DEFAULT_WORKERS,
+        clock: Clock = time.time,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> None:
+        self.runtime = rt
+        self.settings = settings = settings or rt.settings  # the demo overrides the Slack part
+        self.client = client or make_client(settings)
+        self.jobs = JobQueue(rt.engine, clock=clock, lease_s=lease_s)
+        self.feedback = FeedbackLog(rt.engine)
+        self.deps = BotDeps(
+            settings=settings, jobs=self.jobs, feedback=self.feedback, runtime=rt, linker=linker
+        )
+        self.app = build_app(settings, self.deps, client=self.client)
+        if resolver is None and linker is not None:
+            resolver = PrincipalResolver(linker, _principals_for(rt))
+        askers = AskerDirectory(self.client, rt.principals_for_email, resolver)
+        self.answerer = Answerer(self.client, self.jobs, rt.investigator, askers)
+        self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
+        self.asgi = build_asgi(self.app, linker=linker)
+
+
+def _principals_for(rt: Runtime) -> Any:
+    def principals_for(source: str, identity: LinkedIdentity) -> set[str]:
+        return set(rt.connector(source).principals(identity))
+
+    return principals_for
+
+
+def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker | None = None) -> None:
+    """Runs until interrupted: workers, plus HTTP on settings.host:port (Socket Mode adds a websocket)."""
+    settings = rt.settings
+    bot = SlackBot(rt, linker=linker, workers=workers)
+    with bot.pool:
+        if settings.slack_app_token is None:
+            log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
+            uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
+            return
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        handler = SocketModeHandler(bot.app, settings.slack_app_token.get_secret_value())
+        handler.connect()
+        log.info("connected to slack in socket mode", extra={"host": settings.host, "port": settings.port})
+        try:  # HTTP still serves /healthz and the OAuth callback
+            uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
+        finally:
+            handler.close()

@@ -1,0 +1,112 @@
+"""Fixtures: the examples synced once per session, then per test a copy of that data, the Slack emulator, and
+the real Sleuth app served on 127.0.0.1 with its workers (or none, for tests that drive the queue by hand)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.answering import PLACEHOLDER
+from bot.local_slack import GENERAL, add_people, local_bot
+from bot.runtime import Runtime
+from bot.server import SlackBot
+from bot.settings import Settings
+from bot.testing.slack_emulator import SlackEmulator
+from connectors.sync import sync_source
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "acme"
+WAIT_S = 30.0
+
+
+def make_settings(data_dir: Path, **extra: Any) -> Settings:
+    return Settings(
+        _env_file=None, data_dir=data_dir, embedder={"kind": "hash"}, examples_dir=EXAMPLES, **extra
+    )
+
+
+@pytest.fixture(scope="session")
+def synced_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("synced") / "data"
+    rt = Runtime(make_settings(data))
+    for entry in rt.sources():
+        summary = sync_source(rt.store, rt.connector(entry.name))
+        if summary.status == "error":
+            raise RuntimeError(f"sync of the examples failed: {summary.error}")
+    rt.engine.dispose()
+    return data
+
+
+@dataclass
+class FakeClock:
+    now: float = field(default_factory=time.time)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class SlackEnv:
+    slack: SlackEmulator
+    bot: SlackBot
+    ids: dict[str, str]  # email -> Slack user id
+    clock: FakeClock
+
+    def mention(self, email: str, text: str, channel: str = GENERAL, thread_ts: str | None = None) -> str:
+        return self.slack.post_as_user(
+            self.ids[email], channel, f"<@{self.slack.bot_user_id}> {text}", thread_ts
+        )
+
+    def answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """Sleuth's finished messages in a thread (placeholders still "Looking into it…" excluded)."""
+        return [
+            m for m in self.slack.bot_messages(channel, thread_ts) if PLACEHOLDER not in m.get("text", "")
+        ]
+
+    def wait_answers(self, channel: str, thread_ts: str, count: int = 1) -> list[dict[str, Any]]:
+        def ready() -> list[dict[str, Any]]:
+            found = self.answers(channel, thread_ts)
+            return found if len(found) >= count and self.bot.jobs.counts().get("claimed", 0) == 0 else []
+
+        return self.slack.wait_for(ready, timeout=WAIT_S)
+
+
+EnvFactory = Callable[..., SlackEnv]
+
+
+@pytest.fixture
+def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
+    stack = ExitStack()
+    runtimes: list[Runtime] = []
+
+    def make(*, workers: int = 2, lease_s: float = 120.0, **settings: Any) -> SlackEnv:
+        data = tmp_path / f"data{len(runtimes)}"
+        shutil.copytree(synced_data, data)
+        rt = Runtime(make_settings(data, **settings))
+        runtimes.append(rt)
+        clock = FakeClock()
+        slack = stack.enter_context(SlackEmulator())
+        ids = add_people(slack, EXAMPLES / "people.json")
+        bot = stack.enter_context(local_bot(rt, slack, workers=workers, clock=clock, lease_s=lease_s))
+        return SlackEnv(slack, bot, ids, clock)
+
+    try:
+        yield make
+    finally:
+        stack.close()
+        for rt in runtimes:
+            rt.engine.dispose()
+
+
+@pytest.fixture
+def env(make_env: EnvFactory) -> SlackEnv:
+    return make_env()

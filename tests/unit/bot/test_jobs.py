@@ -1,0 +1,135 @@
+"""The job table: atomic dedupe, leased claims, completion only by the owner, cancellation."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from bot.jobs import CANCELLED, CLAIMED, DONE, PENDING, JobQueue, NewJob
+from connectors.database import make_engine, sqlite_url
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = make_engine(sqlite_url(tmp_path))
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def jobs(engine: Engine, clock: Clock) -> JobQueue:
+    return JobQueue(engine, clock=clock, lease_s=60)
+
+
+def _new(event_id: str = "Ev1", ts: str = "1.0001", **kw: str) -> NewJob:
+    values = {"team": "T1", "event_id": event_id, "message_key": f"C1:{ts}", "channel": "C1", "user": "U1",
+              "text": "why?", "message_ts": ts, "thread_ts": ts, **kw}  # fmt: skip
+    return NewJob(**values)
+
+
+@pytest.mark.parametrize(
+    ("second", "queued"),
+    [
+        (_new("Ev1", "1.0001"), False),  # a Slack retry of the same event
+        (_new("Ev2", "1.0001"), False),  # the same message as `message` after `app_mention`
+        (_new("Ev2", "1.0002"), True),  # another question
+        (_new("Ev1", "1.0001", team="T2"), True),  # another workspace
+    ],
+    ids=["retry", "twin-event", "new-question", "other-team"],
+)
+def test_enqueue_dedupes_on_event_and_on_message(jobs: JobQueue, second: NewJob, queued: bool) -> None:
+    assert jobs.enqueue(_new()) is not None
+    assert (jobs.enqueue(second) is not None) is queued
+
+
+def test_concurrent_enqueues_of_one_event_queue_it_once(jobs: JobQueue) -> None:
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(jobs.enqueue(_new()))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r is not None for r in results) == 1 and jobs.counts() == {PENDING: 1}
+
+
+def test_a_claim_is_exclusive_until_its_lease_expires(jobs: JobQueue, clock: Clock) -> None:
+    job = jobs.enqueue(_new())
+    assert job is not None
+    first = jobs.claim("w1")
+    assert first is not None and (first.status, first.claimed_by, first.attempts) == (CLAIMED, "w1", 1)
+    assert jobs.claim("w2") is None
+
+    clock.now += 61
+    second = jobs.claim("w2")
+
+    assert second is not None and (second.id, second.claimed_by, second.attempts) == (job.id, "w2", 2)
+    assert not jobs.complete(job.id, "w1")  # the dead worker lost it
+    assert jobs.complete(job.id, "w2") and jobs.claim("w3") is None
+
+
+def test_renewing_keeps_the_lease(jobs: JobQueue, clock: Clock) -> None:
+    jobs.enqueue(_new())
+    job = jobs.claim("w1")
+    assert job is not None
+    clock.now += 50
+    assert jobs.renew(job.id, "w1")
+    clock.now += 50
+    assert jobs.claim("w2") is None
+
+
+def test_placeholder_and_result_survive_a_reclaim(jobs: JobQueue, clock: Clock) -> None:
+    jobs.enqueue(_new())
+    job = jobs.claim("w1")
+    assert job is not None
+    assert jobs.set_placeholder(job.id, "w1", "1.0002", "1.0001")
+    assert jobs.save_result(job.id, "w1", {"answer": {"text": "x"}})
+    clock.now += 61
+
+    again = jobs.claim("w2")
+
+    assert (
+        again is not None and again.placeholder_ts == "1.0002" and again.result == {"answer": {"text": "x"}}
+    )
+    assert not jobs.set_placeholder(job.id, "w1", "9.9", "9.9")  # not w1's any more
+
+
+def test_cancel_message_stops_unfinished_jobs(jobs: JobQueue) -> None:
+    pending = jobs.enqueue(_new("Ev1", "1.0001"))
+    done = jobs.enqueue(_new("Ev2", "2.0001"))
+    assert pending is not None and done is not None
+    claimed = jobs.claim("w1")
+    assert claimed is not None and claimed.id == pending.id  # oldest first
+    other = jobs.claim("w2")
+    assert other is not None
+    jobs.complete(other.id, "w2")
+
+    [cancelled] = jobs.cancel_message("T1", "C1", "1.0001")
+    [kept] = jobs.cancel_message("T1", "C1", "2.0001")
+
+    assert cancelled.status == CANCELLED and kept.status == DONE
+    assert not jobs.complete(pending.id, "w1") and jobs.claim("w3") is None
+
+
+def test_in_thread_and_lookups(jobs: JobQueue) -> None:
+    job = jobs.enqueue(_new())
+    assert job is not None
+    assert jobs.in_thread("T1", "C1", "1.0001") and not jobs.in_thread("T1", "C1", "5.0")
+    assert jobs.by_trace(job.trace_id) == job and jobs.for_message("T1", "C1", "1.0001") == [job]
+    assert job.thread_id == "T1:C1:1.0001"
