@@ -22,6 +22,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from bot.askers import AskerDirectory, UnknownAsker
+from bot.audience import PRIVATE_NOTE, ChannelAudience
 from bot.jobs import CANCELLED, COMMAND, EDIT, MAX_ATTEMPTS, Job, JobQueue
 from bot.logcontext import log_context
 from bot.mrkdwn import clip, escape
@@ -60,8 +61,16 @@ def question_problem(text: str) -> str | None:
 
 
 class Answerer:
-    def __init__(self, client: WebClient, jobs: JobQueue, investigator: Asks, askers: AskerDirectory) -> None:
+    def __init__(
+        self,
+        client: WebClient,
+        jobs: JobQueue,
+        investigator: Asks,
+        askers: AskerDirectory,
+        audience: ChannelAudience | None = None,
+    ) -> None:
         self._client, self._jobs, self._investigator, self._askers = client, jobs, investigator, askers
+        self._audience = audience
 
     def run(self, job: Job, worker: str) -> None:
         context = {
@@ -99,7 +108,16 @@ class Answerer:
         note = UPDATE_NOTE if job.kind == EDIT else None
         if job.kind == COMMAND:
             note = f"<@{job.user}> asked: {escape(clip(job.text, 500))}"
-        self._publish(job, worker, render_answer(result["answer"], trace_id=job.trace_id, note=note))
+        messages = render_answer(result["answer"], trace_id=job.trace_id, note=note)
+        if self._audience is not None and self._audience.needs_private(
+            job.team, job.channel, result["answer"]
+        ):
+            for message in messages:
+                self._client.chat_postEphemeral(
+                    channel=job.channel, user=job.user, thread_ts=job.thread_ts, **message
+                )
+            messages = [notice(PRIVATE_NOTE)]
+        self._publish(job, worker, messages)
 
     def ensure_placeholder(self, job: Job, worker: str) -> Job:
         """Posts "Looking into it…" once and saves its ts; a resumed job keeps the one it has."""
@@ -136,8 +154,11 @@ class Answerer:
                 status.set(text)
             self._jobs.renew(job.id, worker)
 
+        principals = asker.principals
+        if self._audience is not None:
+            principals = self._audience.principals(job.team, job.channel, principals)
         out = self._investigator.ask(
-            job.thread_id, job.text, asker=asker.label, principals=asker.principals, progress=progress
+            job.thread_id, job.text, asker=asker.label, principals=principals, progress=progress
         )
         status.clear()
         result = {"question": job.text, "answer": out["answer"], "trace": out.get("trace") or []}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.audience import ChannelAudience
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker
 from bot.jobs import JobQueue
@@ -18,3 +19,4 @@ class BotDeps:
     feedback: FeedbackLog
     runtime: Runtime  # `/sleuth sources` and `gaps` read the catalog, sync status and gap log through it
     linker: AccountLinker | None = None  # None: no OAuth sources to link
+    audience: ChannelAudience | None = None  # per-channel answer audience (admins set it)

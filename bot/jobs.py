@@ -157,10 +157,15 @@ class JobQueue:
         log.info("job queued", extra={"job": job_id, "kind": new.kind})
         return self.get(job_id)
 
-    def wait(self, timeout_s: float) -> None:
-        """Sleep until a job is queued in this process, or `timeout_s` passes (other processes: by polling)."""
+    def wait(self, timeout_s: float, *, unless: Callable[[], bool] = lambda: False) -> None:
+        """Sleeps until a job is queued in this process or `timeout_s` passes (other processes: by polling).
+
+        `unless` is checked under the same lock that `wake_all` takes, so a wake-up between check and wait is
+        never lost (the worker pool passes its stop flag).
+        """
         with self._wake:
-            self._wake.wait(timeout_s)
+            if not unless():
+                self._wake.wait(timeout_s)
 
     def wake_all(self) -> None:
         with self._wake:
@@ -212,7 +217,22 @@ class JobQueue:
 
     def complete(self, job_id: int, worker: str) -> bool:
         """Marks the job done; False when it is no longer this worker's (lease lost, or cancelled meanwhile)."""
-        return self._owned(job_id, worker, status=DONE, finished_at=self._clock(), lease_until=None)
+        done = self._owned(job_id, worker, status=DONE, finished_at=self._clock(), lease_until=None)
+        self.wake_all()
+        return done
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Blocks until no job is pending or claimed (as seen from this process); False at the deadline."""
+        deadline = time.monotonic() + timeout_s
+        with self._wake:
+            while True:
+                counts = self.counts()
+                if not counts.get(PENDING) and not counts.get(CLAIMED):
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._wake.wait(remaining)
 
     def cancel_message(self, team: str, channel: str, message_ts: str) -> list[Job]:
         """The question was deleted: cancels its unfinished jobs; returns all of its jobs (to withdraw answers)."""

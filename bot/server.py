@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Route
 from bot.answering import Answerer
 from bot.app import build_app, make_client
 from bot.askers import AskerDirectory
+from bot.audience import ChannelAudience
 from bot.deps import BotDeps
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker, PrincipalResolver
@@ -89,9 +90,20 @@ class SlackBot:
         if resolver is None and linker is not None:
             resolver = PrincipalResolver(linker, _principals_for(rt))
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver)
-        self.answerer = Answerer(self.client, self.jobs, rt.investigator, askers)
+        self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
+        self.deps.audience = self.audience
+        self.answerer = Answerer(self.client, self.jobs, rt.investigator, askers, self.audience)
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
         self.asgi = build_asgi(self.app, linker=linker)
+
+
+def _is_public(rt: Runtime) -> Any:
+    public = frozenset({"public"})
+
+    def is_public(doc_id: str) -> bool:
+        return rt.store.document(doc_id, public) is not None
+
+    return is_public
 
 
 def _principals_for(rt: Runtime) -> Any:

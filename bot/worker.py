@@ -48,7 +48,7 @@ class WorkerPool:
                     continue
             except Exception:  # the queue itself failed (database down): keep the thread, retry later
                 log.exception("worker could not claim a job")
-            self._jobs.wait(self._poll_s)
+            self._jobs.wait(self._poll_s, unless=self._stop.is_set)
 
     def start(self) -> WorkerPool:
         self._stop.clear()

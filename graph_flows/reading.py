@@ -130,7 +130,8 @@ def answer_type(question: str) -> str:
     if re.search(r"\b(when|what year|what date|which year|how long ago)\b", head):
         return "date"
     if re.search(
-        r"\b(how many|how much|what percentage|what(?: is|'s| are) the (?:\w+ )?(?:limit|threshold|rate|cost|price|"
+        r"\b(how many|how much|what percentage|what do (?:we|i|you|they) (?:pay|charge|spend)|"
+        r"what(?: is|'s| are) the (?:\w+ )?(?:limit|threshold|rate|cost|price|"
         r"budget|allowance|cap|fee|salary|discount|amount|number|size|count))\b",
         q,
     ):
@@ -151,7 +152,9 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
     if kind == "date":
         return bool(_DATE.search(sentence) or YEAR.search(sentence))
     if kind == "number":
-        return any(not _is_identifier(sentence, m) for m in NUMBER.finditer(sentence))
+        return any(
+            not _is_identifier(sentence, m) and not YEAR.fullmatch(m.group(0).strip()) for m in NUMBER.finditer(sentence)
+        )
     if kind == "explanation":
         return bool(_CAUSAL.search(sentence))
     if kind in {"person", "place"}:

@@ -73,11 +73,11 @@ class SlackEnv:
         ]
 
     def wait_answers(self, channel: str, thread_ts: str, count: int = 1) -> list[dict[str, Any]]:
-        def ready() -> list[dict[str, Any]]:
-            found = self.answers(channel, thread_ts)
-            return found if len(found) >= count and self.bot.jobs.counts().get("claimed", 0) == 0 else []
-
-        return self.slack.wait_for(ready, timeout=WAIT_S)
+        """Waits for `count` finished answers in the thread, then for every job to be marked done."""
+        found = self.slack.wait_for(lambda: len(self.answers(channel, thread_ts)) >= count, timeout=WAIT_S)
+        if not found or not self.bot.jobs.wait_idle(WAIT_S):
+            raise TimeoutError("jobs still running")
+        return self.answers(channel, thread_ts)
 
 
 EnvFactory = Callable[..., SlackEnv]

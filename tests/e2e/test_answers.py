@@ -113,7 +113,7 @@ def test_slash_command_ask_answers_in_a_channel_thread(env: SlackEnv) -> None:
         timeout=WAIT_S,
     )[0]
     assert f"<@{alice}> asked: {CROSS}" in format_message(root) and "*Sources*" in format_message(root)
-    env.slack.wait_for(lambda: env.bot.jobs.counts() == {DONE: 1}, timeout=WAIT_S)
+    assert env.bot.jobs.wait_idle(WAIT_S) and env.bot.jobs.counts() == {DONE: 1}
 
 
 def test_slash_command_help_sources_and_gaps(make_env: EnvFactory) -> None:

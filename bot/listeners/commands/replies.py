@@ -19,6 +19,7 @@ HELP = (
 )
 ASKING = "Looking into it — I'll answer in a thread here."
 NOT_ADMIN = "Only Sleuth admins can read the gap log."
+NOT_ADMIN_POLICY = "Only Sleuth admins can change who answers in this channel are for."
 NO_GAPS = "No open gaps recorded yet."
 NOTHING_TO_LINK = "There is nothing to link: every source here trusts your Slack identity."
 

@@ -30,6 +30,8 @@ def handle_sleuth(ack: Ack, command: dict[str, Any], *, deps: BotDeps) -> None:
         ack(text=_gaps(deps, command["user_id"]))
     elif verb == "link":
         ack(**_link(deps, command, rest.strip()))
+    elif verb == "policy":
+        ack(text=_policy(deps, command, rest.strip().lower()))
     else:
         ack(text=_ask(deps, command, rest if verb == "ask" else command["text"]))
 
@@ -58,6 +60,22 @@ def _gaps(deps: BotDeps, user: str) -> str:
     if user not in deps.settings.admin_users:
         return replies.NOT_ADMIN
     return replies.gaps_text(deps.runtime.gap_log.summary(top=10))
+
+
+def _policy(deps: BotDeps, command: dict[str, Any], wanted: str) -> str:
+    """`/sleuth policy [asker|channel]`: show or (admins) set who answers in this channel are for."""
+    audience = deps.audience
+    if audience is None:
+        return replies.HELP
+    team, channel = command["team_id"], command["channel_id"]
+    if not wanted:
+        return f"Answer audience here: *{audience.policy(team, channel)}*."
+    if command["user_id"] not in deps.settings.admin_users:
+        return replies.NOT_ADMIN_POLICY
+    if wanted not in ("asker", "channel"):
+        return "Use `/sleuth policy asker` or `/sleuth policy channel`."
+    audience.set_policy(team, channel, wanted, by=command["user_id"])  # type: ignore[arg-type]
+    return f"Answer audience here is now *{wanted}*."
 
 
 def _link(deps: BotDeps, command: dict[str, Any], source: str) -> dict[str, Any]:
