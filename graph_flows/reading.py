@@ -153,7 +153,8 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
         return bool(_DATE.search(sentence) or YEAR.search(sentence))
     if kind == "number":
         return any(
-            not _is_identifier(sentence, m) and not YEAR.fullmatch(m.group(0).strip()) for m in NUMBER.finditer(sentence)
+            not _is_identifier(sentence, m) and not YEAR.fullmatch(m.group(0).strip())
+            for m in NUMBER.finditer(sentence)
         )
     if kind == "explanation":
         return bool(_CAUSAL.search(sentence))
