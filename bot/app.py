@@ -56,8 +56,11 @@ def handle_error(error: Exception, context: BoltContext) -> None:
     An event that fails here answers 500, so Slack delivers it again; the job table keeps that to one answer.
     """
     log.error("listener failed", exc_info=error)
-    if context.respond is not None:
+    if context.respond is not None and context.respond.response_url:
         context.respond(text=ERROR_REPLY, response_type="ephemeral", replace_original=False)
+    elif context.user_id and context.client is not None:  # an App Home click has no response_url: DM them
+        channel = context.client.conversations_open(users=context.user_id)["channel"]["id"]
+        context.client.chat_postMessage(channel=channel, text=ERROR_REPLY)
 
 
 def build_app(settings: Settings, deps: BotDeps, *, client: WebClient | None = None) -> App:

@@ -33,6 +33,7 @@ from bot.identity import AccountLinker, PrincipalResolver
 from bot.jobs import DEFAULT_LEASE_S, Clock, JobQueue
 from bot.oauth_routes import oauth_routes
 from bot.runtime import Runtime
+from bot.scheduler import SyncScheduler
 from bot.settings import Settings
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
@@ -117,7 +118,7 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
     """Runs until interrupted: workers, plus HTTP on settings.host:port (Socket Mode adds a websocket)."""
     settings = rt.settings
     bot = SlackBot(rt, linker=linker, workers=workers)
-    with bot.pool:
+    with bot.pool, SyncScheduler(rt):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")

@@ -120,6 +120,33 @@ class InteractivityMixin:
         )
         return self._post_form("interactivity", payload, {"payload": json.dumps(payload)})
 
+    def click_home_button(self, user_id: str, action_id: str, value: str | None = None) -> httpx.Response:
+        """Click a button in the user's App Home view (a `block_actions` payload with a view container)."""
+        with self._changed:
+            view = copy.deepcopy(self.workspace.home_views.get(user_id))
+        if view is None:
+            raise LookupError(f"no home view published for {user_id}")
+        block, element = _find_element(view, action_id, None)
+        action = {
+            "action_id": action_id,
+            "block_id": block.get("block_id", ""),
+            "type": element.get("type", "button"),
+            "value": value if value is not None else element.get("value", ""),
+            "action_ts": f"{time.time():.6f}",
+        }
+        payload = {
+            "type": "block_actions",
+            "user": payloads.user_ref(self.workspace, user_id),
+            "api_app_id": self.workspace.app_id,
+            "token": payloads.VERIFICATION_TOKEN,
+            "container": {"type": "view", "view_id": view.get("id", "")},
+            "trigger_id": self._issue_trigger(),
+            "team": payloads.team_ref(self.workspace),
+            "view": view,
+            "actions": [action],
+        }
+        return self._post_form("interactivity", payload, {"payload": json.dumps(payload)})
+
     def submit_view(
         self, user_id: str, view: dict[str, Any] | str, values: dict[str, dict[str, Any]]
     ) -> httpx.Response:

@@ -9,6 +9,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.deps import BotDeps
+from bot.listeners.views.admin_sources import admin_home, is_admin
 from bot.listeners.views.builders import SUGGESTED_PROMPTS, SUGGESTED_TITLE, home_view
 
 
@@ -18,8 +19,12 @@ def handle_app_home_opened(event: dict[str, Any], client: WebClient, *, deps: Bo
             channel_id=event["channel"], title=SUGGESTED_TITLE, prompts=SUGGESTED_PROMPTS
         )
         return
+    linking = deps.linker is not None
+    if is_admin(deps, event["user"]):
+        client.views_publish(user_id=event["user"], view=admin_home(deps, linking=linking))
+        return
     sources = [entry.name for entry in deps.runtime.sources()]
-    client.views_publish(user_id=event["user"], view=home_view(sources, linking=deps.linker is not None))
+    client.views_publish(user_id=event["user"], view=home_view(sources, linking=linking))
 
 
 def register(app: App, deps: BotDeps) -> None:

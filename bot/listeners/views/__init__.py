@@ -1,11 +1,12 @@
-"""View builders (App Home, prompts). Sleuth has no modal submissions yet, so there is nothing to register."""
+"""View handlers: the admin "Add source" modal (App Home builders live in builders.py)."""
 
 from __future__ import annotations
 
 from slack_bolt import App
 
 from bot.deps import BotDeps
+from bot.listeners.views import admin_sources
 
 
 def register(app: App, deps: BotDeps) -> None:
-    """Nothing to register yet; kept so `listeners.register` treats every kind alike."""
+    admin_sources.register(app, deps)
