@@ -360,9 +360,26 @@ def bench(
     ] = DEFAULT_BENCH_DATA,
     out: Annotated[Path, typer.Option("--out", help="Where result files go")] = Path("bench-results"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the records to stdout as JSON")] = False,
+    slack: Annotated[
+        int | None, typer.Option("--slack", help="Instead: ack latency under N concurrent Slack questions")
+    ] = None,
 ) -> None:
     """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
     from datetime import UTC, datetime
+
+    if slack:
+        from bot.bench_slack import bench_slack_ack
+
+        numbers = bench_slack_ack(slack)
+        table = Table(
+            "metric", "value", title=f"Slack ack under {slack} concurrent questions (local emulator)"
+        )
+        for key, value in numbers.items():
+            table.add_row(key, f"{value:.1f}" if isinstance(value, float) else str(value))
+        console.print(table)
+        if as_json:
+            typer.echo(json.dumps(numbers))
+        return
 
     from bot.bench.loaders import BenchDataError
     from bot.bench.report import present, progress_bars, write_results
