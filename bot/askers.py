@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.identity import PrincipalResolver
+from bot.identity import AccountLinker, PrincipalResolver
 from connectors.base import PUBLIC
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,10 @@ class AskerDirectory:
         client: WebClient,
         principals_for_email: PrincipalsForEmail,
         resolver: PrincipalResolver | None = None,
+        linker: AccountLinker | None = None,
     ) -> None:
         self._client, self._for_email, self._resolver = client, principals_for_email, resolver
+        self._linker = linker
 
     def resolve(self, team: str, user: str) -> Asker:
         if user.startswith("B"):  # another app's bot id (answer_bots): what everyone may see
@@ -59,5 +61,19 @@ class AskerDirectory:
             resolved = self._resolver.resolve(team, user, email)
             principals |= resolved.principals
             notes = [problem.message for problem in resolved.problems]
+            notes += self._unlinked_notes(team, user)
         log.info("asker resolved", extra={"principals": len(principals), "linked_problems": len(notes)})
         return Asker(user, email, frozenset(principals), notes)
+
+    def _unlinked_notes(self, team: str, user: str) -> list[str]:
+        """A private nudge per OAuth source the asker has not connected: without it, only what anyone may see
+        there was searched."""
+        if self._linker is None:
+            return []
+        linked = {link.source for link in self._linker.links(team, user) if link.status == "active"}
+        return [
+            f"You haven't connected {source.label} yet, so I only used {source.label} documents anyone can "
+            f"open. Run `/sleuth link {source.source}` to connect your account."
+            for source in self._linker.sources
+            if source.source not in linked
+        ]

@@ -424,7 +424,7 @@ def serve(
     install()
     rt = _runtime()
     _ensure_synced(rt)
-    serve_bot(rt, workers=workers)
+    serve_bot(rt, workers=workers, linker=rt.linker)
 
 
 def slack_demo(rt: Runtime) -> None:

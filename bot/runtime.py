@@ -11,6 +11,7 @@ from functools import cached_property
 
 from sqlalchemy import Engine
 
+from bot.identity import AccountLinker
 from bot.settings import Settings
 from bot.vault import TokenVault
 from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
@@ -73,6 +74,14 @@ class Runtime:
             return entries
         default = {"path": str(self.settings.examples_dir)}
         return [SourceEntry(DEFAULT_SOURCE, "folder", default, interval_s=3600, added_by="default")]
+
+    @cached_property
+    def linker(self) -> AccountLinker | None:
+        """Account linking for the configured OAuth sources; None when no source needs a user's own login."""
+        if not self.settings.oauth_sources:
+            return None
+        redirect = f"{self.settings.public_url.rstrip('/')}/oauth/callback"
+        return AccountLinker(self.engine, self.vault, self.settings.oauth_sources, redirect_uri=redirect)
 
     @cached_property
     def reasoner(self) -> Reasoner:

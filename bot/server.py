@@ -80,6 +80,7 @@ class SlackBot:
         lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
         self.runtime = rt
+        linker = linker if linker is not None else rt.linker
         self.settings = settings = settings or rt.settings  # the demo overrides the Slack part
         self.client = client or make_client(settings)
         self.jobs = JobQueue(rt.engine, clock=clock, lease_s=lease_s)
@@ -90,7 +91,7 @@ class SlackBot:
         self.app = build_app(settings, self.deps, client=self.client)
         if resolver is None and linker is not None:
             resolver = PrincipalResolver(linker, _principals_for(rt))
-        askers = AskerDirectory(self.client, rt.principals_for_email, resolver)
+        askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
         self.deps.audience = self.audience
         self.answerer = Answerer(self.client, self.jobs, rt.investigator, askers, self.audience)

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.identity.linking import OAuthSourceConfig
 from connectors.database import sqlite_url
 from graph_flows.config import FlowConfig
 
@@ -44,7 +45,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 3000
 
-    # Identity
+    # Identity: sources whose permissions come from each user's own OAuth link (`/sleuth link <source>`)
+    oauth_sources: list[OAuthSourceConfig] = Field(default_factory=list)  # SLEUTH_OAUTH_SOURCES='[{...}]'
     vault_key: SecretStr | None = None  # Fernet key(s), comma-separated for rotation
     production: bool = False  # refuse insecure defaults (no vault key)
 
