@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import httpx
 from authlib.common.errors import AuthlibBaseError
@@ -297,3 +297,18 @@ class Watermark:
             self.at, self.ids = updated, {item_id}
         elif updated == self.at:
             self.ids.add(item_id)
+
+
+class OwnsClient:
+    """For connectors that hold a client: closing the connector closes its connection pool."""
+
+    _client: Any
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

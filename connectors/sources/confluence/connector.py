@@ -28,12 +28,12 @@ from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.confluence.config import ConfluenceConfig
 from connectors.sources.confluence.mapping import Label, Page, Space, doc_id, identity_principals, page_to_doc
 from connectors.sources.confluence.permissions import ConfluencePermissions
-from connectors.sources.rest import RequestRejected, TokenStore, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, TokenStore, Watermark
 
 log = logging.getLogger(__name__)
 
 
-class ConfluenceConnector:
+class ConfluenceConnector(OwnsClient):
     kind: ClassVar[str] = "confluence"
     auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
     config_model: ClassVar[type[BaseModel]] = ConfluenceConfig
@@ -50,15 +50,6 @@ class ConfluenceConnector:
         self._config = config
         self._client = client or ConfluenceClient.from_config(config, name=name, token_store=token_store)
         self._spaces: dict[str, Space] | None = None
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> ConfluenceConnector:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         state = cursor or {}

@@ -34,12 +34,12 @@ from connectors.sources.github.mapping import (
     issue_to_doc,
     repo_acl,
 )
-from connectors.sources.rest import RequestRejected, TokenStore, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, TokenStore, Watermark
 
 log = logging.getLogger(__name__)
 
 
-class GitHubConnector:
+class GitHubConnector(OwnsClient):
     kind: ClassVar[str] = "github"
     auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
     config_model: ClassVar[type[BaseModel]] = GitHubConfig
@@ -55,15 +55,6 @@ class GitHubConnector:
         self.name = name
         self._config = config
         self._client = client or GitHubClient.from_config(config, name=name, token_store=token_store)
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> GitHubConnector:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         saved = (cursor or {}).get("repos") or {}

@@ -32,12 +32,12 @@ from connectors.sources.jira.mapping import (
     issue_to_doc,
 )
 from connectors.sources.jira.permissions import JiraPermissions
-from connectors.sources.rest import RequestRejected, TokenStore, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, TokenStore, Watermark
 
 log = logging.getLogger(__name__)
 
 
-class JiraConnector:
+class JiraConnector(OwnsClient):
     kind: ClassVar[str] = "jira"
     auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
     config_model: ClassVar[type[BaseModel]] = JiraConfig
@@ -53,15 +53,6 @@ class JiraConnector:
         self.name = name
         self._config = config
         self._client = client or JiraClient.from_config(config, name=name, token_store=token_store)
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> JiraConnector:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         """Issues updated since `cursor`, oldest first; a `Checkpoint` after each page of search results."""
