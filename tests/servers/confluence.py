@@ -7,16 +7,17 @@ the v1 endpoints v2 lacks (read restrictions, group by id, current user and grou
 from __future__ import annotations
 
 import base64
-import json
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.servers.http import send_json, serve_http
 
 EMAIL, TOKEN = "bot@acme.io", "wiki-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -178,14 +179,7 @@ def _handler(fake: FakeConfluence) -> type[BaseHTTPRequestHandler]:
                     status, body = fault.status, {"message": "injected fault"}
                 else:
                     status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))
-            payload = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, status, body, headers)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -195,13 +189,6 @@ def _handler(fake: FakeConfluence) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def serve_confluence(fake: FakeConfluence) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    fake.site = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake.site
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_http(_handler(fake)) as url:
+        fake.site = url
+        yield url

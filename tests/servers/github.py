@@ -7,16 +7,17 @@ faults, a request log and Bearer auth.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.servers.http import send_json, serve_http
 
 TOKEN = "gh-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -166,14 +167,7 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     status, body, headers = fault.status, {"message": "injected fault"}, fault.headers
                 else:
                     status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))
-            payload = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, status, body, headers, content_type="application/json; charset=utf-8")
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -183,13 +177,6 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def serve_github(fake: FakeGitHub) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake.url
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_http(_handler(fake)) as url:
+        fake.url = url
+        yield url

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
+
+from tests.servers.http import send_json, serve_http
 
 EMAIL, TOKEN = "bot@acme.io", "jira-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -238,14 +239,7 @@ def _handler(fake: FakeJira) -> type[BaseHTTPRequestHandler]:
                     status, body = fault.status, {"errorMessages": ["injected fault"]}
                 else:
                     status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))
-            payload = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+            send_json(self, status, body, headers)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -255,12 +249,5 @@ def _handler(fake: FakeJira) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def serve_jira(fake: FakeJira) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_http(_handler(fake)) as url:
+        yield url
