@@ -401,6 +401,8 @@ def bench(
             examples_dir=settings.examples_dir,
         )
         started = datetime.now(UTC)
+        if "llm" not in request.modes and not settings.llm_model:
+            shown.print("[dim]no model configured (SLEUTH_LLM_MODEL unset): the llm mode is left out[/]")
         with progress_bars(shown) as tracker:
             result = run_suite(request, tracker=tracker)
     except BenchDataError as exc:

@@ -19,11 +19,13 @@ from bot.bench.metrics import distinct
 from connectors.knowledge.store import KnowledgeStore
 from graph_flows.config import FlowConfig
 from graph_flows.flow import Investigator, build_flow
+from graph_flows.reasoners.base import Reasoner
 from graph_flows.reasoners.offline import OfflineReasoner
 
 SINGLE_SHOT = ("bm25", "dense", "hybrid")
-LOOP_MODES = {"loop-text": ["text"], "loop-graph": ["text", "graph"]}
+LOOP_MODES = {"loop-text": ["text"], "loop-graph": ["text", "graph"], "llm": ["text", "graph"]}
 MODES = (*SINGLE_SHOT, "naive-hop", *LOOP_MODES)
+MODEL_MODES = ("llm",)  # need SLEUTH_LLM_MODEL; without it they are left out, and the bench says so
 SEARCH_K = 20  # chunks fetched by a single-shot search (distinct passages are taken from them)
 RANKED_KEEP = 20  # passages kept per question for scoring and the per-question report
 CITED_TOP_K = 5
@@ -44,11 +46,19 @@ class Outcome:
     seen: tuple[str, ...] = ()  # every doc id the run surfaced: ranked, evidence read, sources
 
 
-def build_investigator(store: KnowledgeStore, flow_settings: FlowConfig | None = None) -> Investigator:
+def build_investigator(
+    store: KnowledgeStore, flow_settings: FlowConfig | None = None, *, reasoner: Reasoner | None = None
+) -> Investigator:
     """The Investigator as the bot builds it, minus what a bench must not have: checkpointer and gap log."""
     settings = flow_settings or FlowConfig()
-    flow = build_flow(store, OfflineReasoner(), settings, checkpointer=None, gap_log=None)
+    flow = build_flow(store, reasoner or OfflineReasoner(), settings, checkpointer=None, gap_log=None)
     return Investigator(flow=flow, flow_settings=settings)
+
+
+def model_configured() -> bool:
+    from bot.settings import Settings
+
+    return bool(Settings().llm_model)
 
 
 class ModeRunner:
@@ -58,12 +68,24 @@ class ModeRunner:
         self.store = store
         self._flow_settings = flow_settings
         self._investigator: Investigator | None = None
+        self._llm_investigator: Investigator | None = None
 
     @property
     def investigator(self) -> Investigator:
         if self._investigator is None:
             self._investigator = build_investigator(self.store, self._flow_settings)
         return self._investigator
+
+    @property
+    def llm_investigator(self) -> Investigator:
+        """The same flow with the LLM reasoner of the configured model (SLEUTH_LLM_*)."""
+        if self._llm_investigator is None:
+            from bot.settings import Settings
+            from graph_flows.reasoners.llm import build_reasoner
+
+            reasoner = build_reasoner(Settings())
+            self._llm_investigator = build_investigator(self.store, self._flow_settings, reasoner=reasoner)
+        return self._llm_investigator
 
     def run(
         self, mode: str, question: str, *, principals: frozenset[str], thread: str, asker: str = BENCH_ASKER
@@ -77,7 +99,8 @@ class ModeRunner:
         if mode == "naive-hop":
             ranked = self._naive_hop(question, principals)
             return _outcome(ranked, ranked[:CITED_TOP_K], 1, started)
-        out = self.investigator.ask(
+        investigator = self.llm_investigator if mode in MODEL_MODES else self.investigator
+        out = investigator.ask(
             thread, question, asker=asker, principals=principals, modes=list(LOOP_MODES[mode])
         )
         answer: dict[str, Any] = out.get("answer") or {}

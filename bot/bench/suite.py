@@ -11,7 +11,7 @@ from typing import Any
 from bot.bench import DEFAULT_BENCH_DATA as DEFAULT_BENCH_DATA
 from bot.bench.acme_eval import run_acme
 from bot.bench.loaders import FORMATS, KNOWN_SETS, BenchDataError, load_known_set, load_set
-from bot.bench.modes import MODES
+from bot.bench.modes import MODEL_MODES, MODES, model_configured
 from bot.bench.runner import Record, Tracker, no_tracker, run_set
 from connectors.knowledge.embedder import build_embedder
 
@@ -75,12 +75,18 @@ def make_request(
     unknown = [s for s in chosen if s not in SET_NAMES]
     if unknown:
         raise BenchDataError(f"unknown set {', '.join(unknown)}; one of {', '.join(SET_NAMES)} or {ALL}")
-    chosen_modes = split_names(modes) or list(MODES)
+    available = [m for m in MODES if m not in MODEL_MODES or model_configured()]
+    chosen_modes = split_names(modes) or available
     if ALL in chosen_modes:
-        chosen_modes = list(MODES)
+        chosen_modes = available
     bad = [m for m in chosen_modes if m not in MODES]
     if bad:
         raise BenchDataError(f"unknown mode {', '.join(bad)}; one of {', '.join(MODES)}")
+    unconfigured = [m for m in chosen_modes if m not in available]
+    if unconfigured:
+        raise BenchDataError(
+            f"mode {', '.join(unconfigured)} needs a model: set SLEUTH_LLM_MODEL (and _BASE_URL)"
+        )
     if format is not None and format not in FORMATS:
         raise BenchDataError(f"unknown format {format}; one of {', '.join(FORMATS)}")
     if embedder not in EMBEDDERS:

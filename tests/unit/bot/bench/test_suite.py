@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from bot.bench.loaders import BenchDataError
-from bot.bench.modes import MODES
+from bot.bench.modes import MODEL_MODES, MODES
 from bot.bench.suite import SET_NAMES, BenchRequest, custom_label, make_request, split_names
 
 
@@ -34,7 +34,12 @@ def test_split_names_accepts_repeats_and_commas() -> None:
 def test_nothing_chosen_means_the_full_suite() -> None:
     request = _request()
     assert request.sets == SET_NAMES
-    assert request.modes == MODES
+    assert request.modes == tuple(m for m in MODES if m not in MODEL_MODES)  # no model configured here
+
+
+def test_a_model_mode_without_a_model_says_so() -> None:
+    with pytest.raises(BenchDataError, match="needs a model"):
+        _request(modes=["llm"])
 
 
 def test_a_slice() -> None:
