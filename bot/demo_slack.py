@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
+from bot.audience import PRIVATE_NOTE
 from bot.local_slack import GENERAL, add_people, local_bot
 from bot.runtime import Runtime
 from bot.testing.slack_emulator import SlackEmulator
@@ -32,9 +33,22 @@ class Line:
 
 
 SCRIPT = (
-    Line("alice@acme.io", "why did the 4.2 Android release slip?", note="a cross-document question"),
     Line(
-        "alice@acme.io", "which company makes those motors?", follow_up=True, note="a follow-up, no mention"
+        "alice@acme.io",
+        "how does the iOS Crash Triage process differ from Android Crash Triage?",
+        note="a comparison across two documents",
+    ),
+    Line("alice@acme.io", "what is on the iOS release checklist?", note="a simple lookup (fast path)"),
+    Line(
+        "alice@acme.io",
+        "and for the Android app?",
+        follow_up=True,
+        note="a follow-up in the thread, no mention",
+    ),
+    Line(
+        "carol@acme.io",
+        "what is the meal per diem when travelling?",
+        note="an outdated policy next to its replacement: both shown, with dates",
     ),
     Line(
         "bob@acme.io",
@@ -52,6 +66,11 @@ SCRIPT = (
         note="not in the corpus",
     ),
 )
+
+
+def _private_answer(slack: SlackEmulator, user: str) -> dict | None:
+    found = [m for m in slack.ephemeral_messages(user, GENERAL) if "Sources" in format_message(m)]
+    return found[-1] if found else None
 
 
 def _answered(slack: SlackEmulator, thread_ts: str, count: int) -> bool:
@@ -84,3 +103,7 @@ def run_slack_demo(rt: Runtime, console: Console) -> None:
             slack.wait_for(lambda ts=thread_ts, n=replies: _answered(slack, ts, n), timeout=REPLY_TIMEOUT_S)
             reply = slack.bot_messages(GENERAL, thread_ts)[-1]
             console.print(Panel(escape(format_message(reply)), title="Sleuth", title_align="left"))
+            if PRIVATE_NOTE in reply.get("text", "") or PRIVATE_NOTE in format_message(reply):
+                private = slack.wait_for(lambda u=user: _private_answer(slack, u), timeout=REPLY_TIMEOUT_S)
+                title = f"Sleuth (only visible to {names[user]})"
+                console.print(Panel(escape(format_message(private)), title=title, title_align="left"))

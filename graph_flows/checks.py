@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graph_flows.reading import sentences, term_set, value_kind, values
+from connectors.knowledge.names import tokens
+from graph_flows.reading import sentences, stem, term_set, value_kind, values
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.state import Evidence
 
@@ -70,7 +71,7 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
                     key=lambda s: (s["updated_at"], _version_key(s["version"])),
                     reverse=True,
                 )
-                conflicts.append({"about": " ".join(sorted(own_terms & other_terms)[:6]), "sides": sides})
+                conflicts.append({"about": _words_of(sentence.text, shared), "sides": sides})
     return conflicts
 
 
@@ -84,6 +85,15 @@ def confidence(
     mean_support = sum(support) / len(support) if support else 0.0
     score = coverage * (0.45 + 0.55 * mean_support) * (0.85 if conflicts else 1.0)
     return round(max(0.0, min(1.0, score)), 2)
+
+
+def _words_of(text: str, stems: frozenset[str]) -> str:
+    """The words of a sentence whose stems two sources share, as written: what the disagreement is about."""
+    words: list[str] = []
+    for token in tokens(text):
+        if stem(token) in stems and token not in words:
+            words.append(token)
+    return " ".join(words[:6])
 
 
 def _fact_terms(text: str) -> frozenset[str]:

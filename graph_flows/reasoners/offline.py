@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from connectors.knowledge.names import STOPWORDS, TICKET_KEY, normalise, tokens
+from connectors.knowledge.names import STOPWORDS, TICKET_KEY, normalise, short_name, tokens
 from graph_flows.reading import answer_type, has_answer_shape, sentences, stem, term_set, terms
 from graph_flows.reasoners.base import (
     ComposedSentence,
@@ -452,10 +452,14 @@ def _mentions(e: Evidence, name: str) -> bool:
 
 
 def _bridge_sentence(e: Evidence, nxt: Evidence) -> str | None:
-    """The sentence of `e` that names the next passage of the chain: why the chain goes on."""
-    target = normalise(nxt["title"])
+    """The sentence of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
+    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King")."""
+    title = nxt["title"]
+    names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
+    targets = [normalise(n) for n in names if n and len(normalise(n)) > 2]
     for sentence in sentences(e["text"]):
-        if target and target in normalise(sentence):
+        text = normalise(sentence)
+        if any(re.search(rf"\b{re.escape(t)}\b", text) for t in targets):
             return sentence
     return None
 
