@@ -72,7 +72,7 @@ class FakeJira:
         raw = {
             "id": str(10000 + len(self.issues)),
             "key": key,
-            "self": f"https://acme.atlassian.net/rest/api/3/issue/{key}",
+            "self": f"https://acme.example.test/rest/api/3/issue/{key}",
             "fields": {
                 "summary": summary,
                 "description": adf(description) if description else None,

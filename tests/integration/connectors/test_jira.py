@@ -80,7 +80,7 @@ def fake() -> FakeJira:
     fake.add_issue(
         "ENG-1",
         "Checkout times out",
-        description="Blocked on PUB-1; runbook https://acme.atlassian.net/wiki/spaces/ENG/pages/123/Runbook",
+        description="Blocked on PUB-1; runbook https://acme.example.test/wiki/spaces/ENG/pages/123/Runbook",
         issuelinks=[_link("Blocks", outward="ENG-2"), _link("Relates", outward="ENG-3")],
         components=[{"name": "checkout"}],
         labels=["p1"],
@@ -106,7 +106,7 @@ def fake() -> FakeJira:
             "id": 1,
             "application": {"type": "com.atlassian.confluence", "name": "Confluence"},
             "object": {
-                "url": "https://acme.atlassian.net/wiki/pages/viewpage.action?pageId=77",
+                "url": "https://acme.example.test/wiki/pages/viewpage.action?pageId=77",
                 "title": "Deploy runbook",
             },
         },
@@ -135,7 +135,7 @@ def config(jira_url: str) -> JiraConfig:
         email=EMAIL,
         api_token=SecretStr(TOKEN),
         page_size=3,
-        confluence_url="https://acme.atlassian.net/wiki",
+        confluence_url="https://acme.example.test/wiki",
     )
 
 
@@ -281,7 +281,7 @@ def test_links_are_typed(connector: JiraConnector) -> None:
     assert Link(target="jira:ENG-3", type=LinkType.RELATES) in eng1
     assert Link(target="PUB-1", type=LinkType.MENTIONS, by_name=True) in eng1
     assert Link(target="ENG-5", type=LinkType.MENTIONS, by_name=True) in eng1
-    wiki = "https://acme.atlassian.net/wiki/spaces/ENG/pages/123/Runbook"
+    wiki = "https://acme.example.test/wiki/spaces/ENG/pages/123/Runbook"
     assert Link(target=wiki, type=LinkType.LINKS_TO, by_name=True) in eng1
     assert Link(target="Deploy runbook", type=LinkType.LINKS_TO, by_name=True) in eng1
     assert Link(target="https://status.example.com/incident/9", type=LinkType.LINKS_TO, by_name=True) in eng1

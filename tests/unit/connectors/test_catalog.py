@@ -39,7 +39,7 @@ def test_secrets_go_to_the_vault_and_come_back_only_to_build_the_connector(catal
         "jira",
         "jira",
         {
-            "base_url": "https://acme.atlassian.net",
+            "base_url": "https://acme.example.test",
             "projects": ["ENG"],
             "email": "a@acme.io",
             "api_token": "tok-123",
