@@ -20,8 +20,15 @@ def plan(
     principals = frozenset(state["principals"])
     kept = [e for e in state.get("evidence", []) if knowledge.read(e["chunk_id"], principals) is not None]
     kept_ids = {e["id"] for e in kept}
+    # Earlier turns as this asker may see them: evidence they cannot open is gone, and so is every gap whose
+    # wording rests on it (a relation gap names the passage it came from).
     history = [
-        {**t, "evidence_ids": [i for i in t["evidence_ids"] if i in kept_ids]} for t in state.get("turns", [])
+        {
+            **t,
+            "evidence_ids": [i for i in t["evidence_ids"] if i in kept_ids],
+            "gaps": [g for g in t["gaps"] if set(g["clues"]) <= kept_ids],
+        }
+        for t in state.get("turns", [])
     ]
     lexicon = StoreLexicon(knowledge, principals)
     proposal = reasoner.plan(state["question"], history=history, lexicon=lexicon)

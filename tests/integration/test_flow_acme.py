@@ -115,3 +115,7 @@ def test_a_follow_up_by_someone_with_fewer_permissions_drops_restricted_evidence
     }
     assert not restricted & seen
     assert budget not in second["answer"]["ranked_docs"]
+    state = runtime.investigator.history("T:C:perm")
+    carol_view = [t for t in state["turns"] if t["turn"] == 1]  # bob's turn, as the plan re-read it for carol
+    kept = {e["id"] for e in second["evidence"]}
+    assert all(set(g["clues"]) <= kept for t in carol_view for g in t["gaps"])
