@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self
 
 import httpx
 from authlib.common.errors import AuthlibBaseError
@@ -299,10 +299,65 @@ class Watermark:
             self.ids.add(item_id)
 
 
-class OwnsClient:
-    """For connectors that hold a client: closing the connector closes its connection pool."""
+class SourceClient:
+    """What every source's client shares: built from its config (auth picked once), a RestClient, where linked
+    users' own tokens are used, and closing the connection pool. Subclasses hold the source's calls."""
 
+    label: ClassVar[str]  # "Jira": in error messages
+    headers: ClassVar[dict[str, str]] = {"Accept": "application/json"}
+
+    def __init__(self, rest: RestClient, *, user_api_url: str, timeout: float = 30.0) -> None:
+        self._rest = rest
+        self._user_api_url = user_api_url
+        self._timeout = timeout
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Any,
+        *,
+        name: str,
+        token_store: TokenStore | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep = time.sleep,
+    ) -> Self:
+        settings = HttpSettings(config.base_url, config.timeout, cls.headers)
+        session = build_session(
+            settings,
+            **cls.credentials(config),
+            oauth=config.oauth,
+            token_key=f"{cls.label.lower()}:{name}",
+            token_store=token_store,
+        )
+        rest = RestClient(session, source=cls.label, retry=retry, sleep=sleep)
+        return cls(rest, user_api_url=config.user_api_url or config.base_url, timeout=config.timeout)
+
+    @staticmethod
+    def credentials(config: Any) -> dict[str, Any]:
+        """API-token auth (Atlassian: HTTP Basic with the account's email); GitHub overrides with a bearer."""
+        return {"basic": (config.email, config.api_token) if config.email and config.api_token else None}
+
+    def close(self) -> None:
+        self._rest.close()
+
+    def _as_user(self, access_token: str) -> RestClient:
+        """A short-lived client that asks with a linked user's own token (the caller closes it)."""
+        settings = HttpSettings(self._user_api_url, self._timeout, self.headers)
+        return RestClient(bearer_session(settings, SecretStr(access_token)), source=self.label)
+
+
+class OwnsClient:
+    """For connectors that hold a client: built from the config unless one is given (tests), closed with it."""
+
+    client_class: ClassVar[Any]  # a SourceClient subclass
     _client: Any
+
+    def __init__(
+        self, config: Any, *, name: str, client: Any = None, token_store: TokenStore | None = None
+    ) -> None:
+        self.name = name
+        self._config = config
+        self._client = client or self.client_class.from_config(config, name=name, token_store=token_store)
 
     def close(self) -> None:
         self._client.close()

@@ -3,23 +3,13 @@ equivalent (page restrictions, group names, the current user's groups)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import SecretStr
-
-from connectors.sources.confluence.config import ConfluenceConfig
 from connectors.sources.rest import (
-    HttpSettings,
     Params,
-    RestClient,
-    RetryPolicy,
-    Sleep,
-    TokenStore,
-    bearer_session,
-    build_session,
+    SourceClient,
 )
 
 V2 = "/wiki/api/v2"
@@ -39,32 +29,8 @@ def _next(body: Any) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
-class ConfluenceClient:
-    def __init__(self, rest: RestClient, *, user_api_url: str, timeout: float = 30.0) -> None:
-        self._rest = rest
-        self._user_api_url = user_api_url
-        self._timeout = timeout
-
-    @classmethod
-    def from_config(
-        cls,
-        config: ConfluenceConfig,
-        *,
-        name: str,
-        token_store: TokenStore | None = None,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = time.sleep,
-    ) -> ConfluenceClient:
-        settings = HttpSettings(config.base_url, config.timeout, HEADERS)
-        basic = (config.email, config.api_token) if config.email and config.api_token else None
-        session = build_session(
-            settings, basic=basic, oauth=config.oauth, token_key=f"confluence:{name}", token_store=token_store
-        )
-        rest = RestClient(session, source="Confluence", retry=retry, sleep=sleep)
-        return cls(rest, user_api_url=config.user_api_url or config.base_url, timeout=config.timeout)
-
-    def close(self) -> None:
-        self._rest.close()
+class ConfluenceClient(SourceClient):
+    label = "Confluence"
 
     def _all(self, url: str, params: Params | None = None) -> list[Any]:
         """Every `results` item of a v2 listing, following `_links.next`."""
@@ -120,8 +86,7 @@ class ConfluenceClient:
 
     def user_as(self, access_token: str) -> tuple[Any, list[Any]]:
         """The linked user (`/user/current`) and their groups (`/user/memberof`), asked with their token."""
-        settings = HttpSettings(self._user_api_url, self._timeout, HEADERS)
-        rest = RestClient(bearer_session(settings, SecretStr(access_token)), source="Confluence")
+        rest = self._as_user(access_token)
         try:
             me = rest.get_json(f"{V1}/user/current")
             groups: list[Any] = []

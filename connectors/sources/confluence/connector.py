@@ -28,7 +28,7 @@ from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.confluence.config import ConfluenceConfig
 from connectors.sources.confluence.mapping import Label, Page, Space, doc_id, identity_principals, page_to_doc
 from connectors.sources.confluence.permissions import ConfluencePermissions
-from connectors.sources.rest import OwnsClient, RequestRejected, TokenStore, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, Watermark
 
 log = logging.getLogger(__name__)
 
@@ -37,18 +37,10 @@ class ConfluenceConnector(OwnsClient):
     kind: ClassVar[str] = "confluence"
     auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
     config_model: ClassVar[type[BaseModel]] = ConfluenceConfig
+    client_class: ClassVar[type] = ConfluenceClient
 
-    def __init__(
-        self,
-        config: ConfluenceConfig,
-        *,
-        name: str,
-        client: ConfluenceClient | None = None,
-        token_store: TokenStore | None = None,
-    ) -> None:
-        self.name = name
-        self._config = config
-        self._client = client or ConfluenceClient.from_config(config, name=name, token_store=token_store)
+    def __init__(self, config: ConfluenceConfig, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
         self._spaces: dict[str, Space] | None = None
 
     def pull(self, cursor: Cursor | None) -> Pulled:

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import SecretStr
-
-from connectors.sources.github.config import GitHubConfig
 from connectors.sources.rest import (
-    HttpSettings,
     Params,
     RestClient,
-    RetryPolicy,
-    Sleep,
-    TokenStore,
-    bearer_session,
-    build_session,
+    SourceClient,
     next_link,
 )
 
@@ -31,35 +22,13 @@ class IssuePage:
     has_next: bool
 
 
-class GitHubClient:
-    def __init__(self, rest: RestClient, *, user_api_url: str, timeout: float = 30.0) -> None:
-        self._rest = rest
-        self._user_api_url = user_api_url
-        self._timeout = timeout
+class GitHubClient(SourceClient):
+    label = "GitHub"
+    headers = HEADERS
 
-    @classmethod
-    def from_config(
-        cls,
-        config: GitHubConfig,
-        *,
-        name: str,
-        token_store: TokenStore | None = None,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = time.sleep,
-    ) -> GitHubClient:
-        settings = HttpSettings(config.base_url, config.timeout, HEADERS)
-        session = build_session(
-            settings,
-            bearer=config.token,
-            oauth=config.oauth,
-            token_key=f"github:{name}",
-            token_store=token_store,
-        )
-        rest = RestClient(session, source="GitHub", retry=retry, sleep=sleep)
-        return cls(rest, user_api_url=config.user_api_url or config.base_url, timeout=config.timeout)
-
-    def close(self) -> None:
-        self._rest.close()
+    @staticmethod
+    def credentials(config: Any) -> dict[str, Any]:
+        return {"bearer": config.token}
 
     def _pages(self, rest: RestClient, url: str, params: Params | None) -> Iterator[tuple[list[Any], bool]]:
         next_url: str | None = url
@@ -102,8 +71,7 @@ class GitHubClient:
 
     def user_as(self, access_token: str) -> tuple[Any, list[Any], list[Any]]:
         """The linked user, their teams and their organisations, asked with their own token."""
-        settings = HttpSettings(self._user_api_url, self._timeout, HEADERS)
-        rest = RestClient(bearer_session(settings, SecretStr(access_token)), source="GitHub")
+        rest = self._as_user(access_token)
         try:
             me = rest.get_json("/user")
             return (

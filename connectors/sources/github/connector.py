@@ -34,7 +34,7 @@ from connectors.sources.github.mapping import (
     issue_to_doc,
     repo_acl,
 )
-from connectors.sources.rest import OwnsClient, RequestRejected, TokenStore, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, Watermark
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +43,7 @@ class GitHubConnector(OwnsClient):
     kind: ClassVar[str] = "github"
     auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
     config_model: ClassVar[type[BaseModel]] = GitHubConfig
-
-    def __init__(
-        self,
-        config: GitHubConfig,
-        *,
-        name: str,
-        client: GitHubClient | None = None,
-        token_store: TokenStore | None = None,
-    ) -> None:
-        self.name = name
-        self._config = config
-        self._client = client or GitHubClient.from_config(config, name=name, token_store=token_store)
+    client_class: ClassVar[type] = GitHubClient
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         saved = (cursor or {}).get("repos") or {}

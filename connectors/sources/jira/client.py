@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import SecretStr
-
-from connectors.sources.jira.config import JiraConfig
 from connectors.sources.rest import (
-    HttpSettings,
     RequestRejected,
-    RestClient,
-    RetryPolicy,
-    Sleep,
-    TokenStore,
-    bearer_session,
-    build_session,
+    SourceClient,
 )
 
 API = "/rest/api/3"
@@ -35,32 +25,8 @@ class SearchPage:
     next_token: str | None
 
 
-class JiraClient:
-    def __init__(self, rest: RestClient, *, user_api_url: str, timeout: float = 30.0) -> None:
-        self._rest = rest
-        self._user_api_url = user_api_url
-        self._timeout = timeout
-
-    @classmethod
-    def from_config(
-        cls,
-        config: JiraConfig,
-        *,
-        name: str,
-        token_store: TokenStore | None = None,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = time.sleep,
-    ) -> JiraClient:
-        settings = HttpSettings(config.base_url, config.timeout, HEADERS)
-        basic = (config.email, config.api_token) if config.email and config.api_token else None
-        session = build_session(
-            settings, basic=basic, oauth=config.oauth, token_key=f"jira:{name}", token_store=token_store
-        )
-        rest = RestClient(session, source="Jira", retry=retry, sleep=sleep)
-        return cls(rest, user_api_url=config.user_api_url or config.base_url, timeout=config.timeout)
-
-    def close(self) -> None:
-        self._rest.close()
+class JiraClient(SourceClient):
+    label = "Jira"
 
     def myself(self) -> Any:
         return self._rest.get_json(f"{API}/myself")
@@ -125,8 +91,7 @@ class JiraClient:
 
     def myself_as(self, access_token: str) -> Any:
         """Who a linked user is, with their groups, asked with the user's own token."""
-        settings = HttpSettings(self._user_api_url, self._timeout, HEADERS)
-        rest = RestClient(bearer_session(settings, SecretStr(access_token)), source="Jira")
+        rest = self._as_user(access_token)
         try:
             return rest.get_json(f"{API}/myself", {"expand": "groups,applicationRoles"})
         finally:

@@ -32,7 +32,7 @@ from connectors.sources.jira.mapping import (
     issue_to_doc,
 )
 from connectors.sources.jira.permissions import JiraPermissions
-from connectors.sources.rest import OwnsClient, RequestRejected, TokenStore, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, Watermark
 
 log = logging.getLogger(__name__)
 
@@ -41,18 +41,7 @@ class JiraConnector(OwnsClient):
     kind: ClassVar[str] = "jira"
     auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
     config_model: ClassVar[type[BaseModel]] = JiraConfig
-
-    def __init__(
-        self,
-        config: JiraConfig,
-        *,
-        name: str,
-        client: JiraClient | None = None,
-        token_store: TokenStore | None = None,
-    ) -> None:
-        self.name = name
-        self._config = config
-        self._client = client or JiraClient.from_config(config, name=name, token_store=token_store)
+    client_class: ClassVar[type] = JiraClient
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         """Issues updated since `cursor`, oldest first; a `Checkpoint` after each page of search results."""
