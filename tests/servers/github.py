@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from tests.servers.http import send_json, serve_http
+from tests.servers.http import send_json, serve_http, take_fault
 
 TOKEN = "gh-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -161,9 +161,8 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             query = parse_qs(url.query)
             with fake.lock:
                 fake.requests.append(("GET", url.path, query))
-                fault = next((f for f in fake.faults if f.path is None or url.path.startswith(f.path)), None)
+                fault = take_fault(fake.faults, url.path)
                 if fault is not None:
-                    fake.faults.remove(fault)
                     status, body, headers = fault.status, {"message": "injected fault"}, fault.headers
                 else:
                     status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))

@@ -10,6 +10,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+def take_fault(faults: list[Any], path: str) -> Any | None:
+    """The first injected fault that applies to `path` (its own path prefix, or any), removed from the queue."""
+    fault = next((f for f in faults if f.path is None or path.startswith(f.path)), None)
+    if fault is not None:
+        faults.remove(fault)
+    return fault
+
+
 def send_json(
     handler: BaseHTTPRequestHandler,
     status: int,

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
-from tests.servers.http import send_json, serve_http
+from tests.servers.http import send_json, serve_http, take_fault
 
 EMAIL, TOKEN = "bot@acme.io", "jira-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -232,9 +232,8 @@ def _handler(fake: FakeJira) -> type[BaseHTTPRequestHandler]:
             query = parse_qs(url.query)
             with fake.lock:
                 fake.requests.append(("GET", url.path, query))
-                fault = next((f for f in fake.faults if f.path is None or url.path.startswith(f.path)), None)
+                fault = take_fault(fake.faults, url.path)
                 if fault is not None:
-                    fake.faults.remove(fault)
                     headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
                     status, body = fault.status, {"errorMessages": ["injected fault"]}
                 else:
