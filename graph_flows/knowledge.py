@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from connectors.knowledge.names import find_mentions, normalise
+from connectors.knowledge.names import find_mentions
 
 
 class KnowledgeReader(Protocol):
@@ -82,9 +82,3 @@ class StoreLexicon:
     def similarity(self, query: str, texts: list[str]) -> list[float]:
         """Dense similarity of the query to texts already read (sentences of visible evidence)."""
         return self._knowledge.text_similarity(query, texts)
-
-    def title_of(self, doc_id: str) -> str:
-        return str(self._graph.titles.get(doc_id, ""))
-
-    def is_title(self, name: str) -> bool:
-        return normalise(name) in self._graph.names

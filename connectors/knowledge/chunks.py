@@ -97,10 +97,6 @@ class ChunkVectors:
     def delete_doc(self, doc_id: str) -> None:
         self._collection.delete(where={"doc_id": doc_id})
 
-    def delete_ids(self, ids: list[str]) -> None:
-        if ids:
-            self._collection.delete(ids=ids)
-
     def search(self, query: str, principals: frozenset[str], k: int) -> list[DenseHit]:
         if self._collection.count() == 0:
             return []
