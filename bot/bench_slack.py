@@ -20,7 +20,6 @@ from bot.local_slack import GENERAL, add_people, local_bot
 from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.testing.slack_emulator import SlackEmulator
-from connectors.sync import sync_source
 
 QUESTIONS = (
     "why did the 4.2 Android release slip?",
@@ -45,8 +44,7 @@ def bench_slack_ack(n: int = 50, *, rt: Runtime | None = None, workers: int = 4)
         return _run(rt, n, workers)
     with tempfile.TemporaryDirectory(prefix="sleuth-bench-slack-") as tmp:
         rt = Runtime(Settings(_env_file=None, data_dir=Path(tmp), embedder={"kind": "hash"}))
-        for entry in rt.sources():
-            sync_source(rt.store, rt.connector(entry.name))
+        rt.sync_service.run_all()
         try:
             return _run(rt, n, workers)
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -22,10 +23,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from bot.bench import DEFAULT_BENCH_DATA
 from bot.runtime import Runtime
 from bot.settings import Settings
-from connectors.sync import SyncSummary, source_status, sync_source
+from connectors.sync import SyncSummary
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Sleuth: answers from your wiki and tickets."
@@ -65,7 +65,7 @@ def sync(source: Annotated[str | None, typer.Argument(help="Source name; default
 
 
 def run_sync(rt: Runtime, name: str, *, quiet: bool = False) -> SyncSummary:
-    connector = rt.connector(name)
+    """One source's sync through the sync service, with a progress bar and a summary table."""
     with Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -85,7 +85,7 @@ def run_sync(rt: Runtime, name: str, *, quiet: bool = False) -> SyncSummary:
             else:
                 bar.update(task, written=bar.tasks[task].fields["written"] + n)
 
-        summary = sync_source(rt.store, connector, progress=progress)
+        summary = rt.sync_service.run(name, progress=progress)
     if not quiet:
         _print_summary(summary)
     return summary
@@ -163,9 +163,12 @@ def print_answer(out: dict, *, show_trace: bool = False) -> None:
 @app.command()
 def demo() -> None:
     """Index the demo corpus and play a scripted thread, offline (what `make demo` runs)."""
-    from bot.demo import run_demo
+    from bot.demo_slack import run_slack_demo
 
-    run_demo(_runtime(), console)
+    rt = _runtime()
+    for entry in rt.sources():
+        run_sync(rt, entry.name)
+    run_slack_demo(rt, console)
 
 
 @app.command()
@@ -190,7 +193,7 @@ def audit_permissions_command(
     probes: Annotated[int | None, typer.Option("--probes", help="Stop after this many probes")] = None,
 ) -> None:
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
-    from bot.audit import audit_permissions
+    from evals.audit import audit_permissions
 
     rt = _runtime()
     _ensure_synced(rt)
@@ -283,7 +286,7 @@ def sources_sync(name: Annotated[str, typer.Argument()]) -> None:
 def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Configured sources with their last sync, counts and failures."""
     rt = _runtime()
-    status = {s["source"]: s for s in source_status(rt.store)}
+    status = rt.sync_service.status()
     rows = [
         {
             "name": e.name,
@@ -356,8 +359,8 @@ def bench(
     embedder: Annotated[str, typer.Option("--embedder", help="minilm | hash")] = "minilm",
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Index caches go here")] = None,
     bench_data: Annotated[
-        Path, typer.Option("--bench-data", envvar="SLEUTH_BENCH_DATA", help="The bench data folder")
-    ] = DEFAULT_BENCH_DATA,
+        Path | None, typer.Option("--bench-data", envvar="SLEUTH_BENCH_DATA", help="The bench data folder")
+    ] = None,
     out: Annotated[Path, typer.Option("--out", help="Where result files go")] = Path("bench-results"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the records to stdout as JSON")] = False,
     slack: Annotated[
@@ -381,11 +384,17 @@ def bench(
             typer.echo(json.dumps(numbers))
         return
 
-    from bot.bench.loaders import BenchDataError
-    from bot.bench.report import present, progress_bars, write_results
-    from bot.bench.suite import make_request, run_suite
+    from evals import DEFAULT_BENCH_DATA
+    from evals.loaders import BenchDataError
+    from evals.report import present, progress_bars, write_results
+    from evals.suite import make_request, run_suite
 
     settings = Settings()
+    llm_reasoner = None
+    if settings.llm_model:
+        from graph_flows.reasoners.llm import build_reasoner
+
+        llm_reasoner = functools.partial(build_reasoner, settings)
     shown = Console(stderr=True) if as_json else console
     try:
         request = make_request(
@@ -397,8 +406,9 @@ def bench(
             limit=limit,
             embedder=embedder,
             data_dir=data_dir or settings.data_dir,
-            bench_data=bench_data,
+            bench_data=bench_data or DEFAULT_BENCH_DATA,
             examples_dir=settings.examples_dir,
+            llm_reasoner=llm_reasoner,
         )
         started = datetime.now(UTC)
         if "llm" not in request.modes and not settings.llm_model:
@@ -427,13 +437,6 @@ def serve(
     rt = _runtime()
     _ensure_synced(rt)
     serve_bot(rt, workers=workers, linker=rt.linker)
-
-
-def slack_demo(rt: Runtime) -> None:
-    """The scripted Slack conversation on the local emulator (`sleuth demo` calls this)."""
-    from bot.demo_slack import run_slack_demo
-
-    run_slack_demo(rt, console)
 
 
 def main() -> None:

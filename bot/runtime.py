@@ -17,8 +17,10 @@ from bot.vault import TokenVault
 from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
 from connectors.catalog import SourceCatalog, SourceEntry
 from connectors.database import make_engine
-from connectors.knowledge.embedder import Embedder, build_embedder
+from connectors.knowledge.embedder import build_embedder
+from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.store import KnowledgeStore
+from connectors.sync_service import SyncService
 from graph_flows.flow import Investigator, build_flow, sqlite_checkpointer
 from graph_flows.gaplog import GapLog
 from graph_flows.reasoners.base import Reasoner
@@ -56,6 +58,10 @@ class Runtime:
 
         vectors = ChunkVectors(self.embedder, path=self.settings.chroma_path, url=self.settings.chroma_url)
         return KnowledgeStore(self.engine, vectors)
+
+    @cached_property
+    def sync_service(self) -> SyncService:
+        return SyncService(self.store, self.sources, self.connector)
 
     @cached_property
     def vault(self) -> TokenVault:

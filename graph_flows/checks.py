@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from connectors.knowledge.names import tokens
+from connectors.text import tokens
 from graph_flows.reading import sentences, stem, term_set, value_kind, values
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.state import Evidence

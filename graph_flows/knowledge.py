@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from connectors.knowledge.names import find_mentions
+from connectors.text import find_mentions
 
 
 class KnowledgeReader(Protocol):

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from nltk.stem.porter import PorterStemmer
 
-from connectors.knowledge.names import STOPWORDS, tokens
+from connectors.text import STOPWORDS, tokens
 
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")

@@ -8,10 +8,10 @@ from functools import lru_cache
 from typing import Any
 
 from connectors.base import SourceDoc
+from connectors.text import split_comments
 
 CHUNK_TOKENS = 220  # all-MiniLM-L6-v2 reads 256 word pieces; leave room for the title line
 CHUNK_OVERLAP = 30
-COMMENT_SEPARATOR = "\n\n---\n\n"  # connectors join a ticket's body and comments with this
 
 
 @lru_cache(maxsize=1)
@@ -61,6 +61,6 @@ def chunk_texts(doc: SourceDoc) -> list[str]:
     if doc.kind == "passage" and len(text) < 1200:
         return [text]
     if doc.kind in {"ticket", "issue", "pull_request"}:
-        parts = [p.strip() for p in text.split(COMMENT_SEPARATOR) if p.strip()]
+        parts = split_comments(text)
         return [piece for part in parts for piece in _split(part, markdown=False)]
     return _split(text, markdown=True)

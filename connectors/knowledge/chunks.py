@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from connectors.knowledge.acl import chroma_where
-from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.embedding import Embedder
 
 COLLECTION = "sleuth_chunks"
 

@@ -13,9 +13,11 @@ import hashlib
 import itertools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from connectors.knowledge.embedding import Embedder, EmbedderError, normalise_rows
 
 if TYPE_CHECKING:
     import httpx
@@ -23,34 +25,6 @@ if TYPE_CHECKING:
 OPENAI_TIMEOUT_S = 60.0
 
 
-class EmbedderError(RuntimeError):
-    """An embedder cannot load its model or its endpoint answered with something unusable."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Maps texts to unit vectors; `name` identifies the vector space in index cache keys."""
-
-    name: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return an (n, dim) float32 array whose rows are L2-normalised."""
-        ...
-
-
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    """L2-normalise rows in float32; an all-zero row stays zero instead of turning into NaN."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, np.float32(1e-12))
-
-
-# --- all-MiniLM-L6-v2 ---------------------------------------------------------------------------------------
-
-# Eigen's (and XLA's) float erf: an odd/even rational fit on [-4, 4], max abs error ~4e-7, so numpy's GELU is
-# torch's exact erf form to float32 precision without scipy. Horner coefficients, highest power first.
-# fmt: off
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -81,7 +55,7 @@ class HashEmbedder:
             for feature, weight in features:
                 bucket, sign = self._bucket(feature)
                 out[row, bucket] += sign * weight
-        return _normalise(out)
+        return normalise_rows(out)
 
 
 class OpenAIEmbedder:
@@ -134,7 +108,7 @@ class OpenAIEmbedder:
             self.dim = vectors.shape[1]
         if vectors.shape[1] != self.dim:
             raise EmbedderError(f"{self.model} returned {vectors.shape[1]} dimensions, expected {self.dim}")
-        return _normalise(vectors)
+        return normalise_rows(vectors)
 
 
 def build_embedder(kind: str, **options: Any) -> Embedder:
@@ -148,15 +122,3 @@ def build_embedder(kind: str, **options: Any) -> Embedder:
     if kind == "openai":
         return OpenAIEmbedder(**options)
     raise ValueError(f"unknown embedder kind {kind!r}; expected 'minilm', 'hash' or 'openai'")
-
-
-_MINILM_NAMES = {"MiniLMEmbedder", "default_minilm_dir", "MINILM_NAME", "MINILM_MAX_LENGTH", "MINILM_BACKENDS"}
-
-
-def __getattr__(name: str) -> Any:
-    """The MiniLM runner lives in `minilm.py`; its names stay importable from here, loaded on first use."""
-    if name in _MINILM_NAMES:
-        from connectors.knowledge import minilm
-
-        return getattr(minilm, name)
-    raise AttributeError(name)

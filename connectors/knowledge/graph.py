@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, select
 
 from connectors.knowledge.acl import visible_doc_ids
-from connectors.knowledge.names import normalise
 from connectors.knowledge.tables import aliases, documents, edges
+from connectors.text import normalise
 
 ENTITY_PREFIX = "entity:"
 PPR_ALPHA = 0.2  # teleport probability: higher keeps the walk closer to the seeds

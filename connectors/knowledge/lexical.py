@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
-from connectors.knowledge.names import TICKET_KEY, content_terms, tokens
+from connectors.text import TICKET_KEY, content_terms, tokens
 
 FTS_TABLE = "chunks_fts"
 TITLE_WEIGHT = 1.5  # a term in the title says more than the same term in the body

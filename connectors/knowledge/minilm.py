@@ -15,13 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from connectors.knowledge.embedder import EmbedderError, _normalise
+from connectors.knowledge.embedding import EmbedderError, normalise_rows
 
 MINILM_NAME = "all-minilm-l6-v2"
 MINILM_MAX_LENGTH = 256  # sentence-transformers' max_seq_length for this model; longer texts are truncated
 PAD_WASTE_RATIO = 1.2  # a batch may hold at most 20% padding ...
 PAD_SLACK_TOKENS = 64  # ... plus this much, so a handful of short texts still share one batch
 
+# Eigen's (and XLA's) float erf: an odd/even rational fit on [-4, 4], max abs error ~4e-7, so numpy's GELU is
+# torch's exact erf form to float32 precision without scipy. Horner coefficients, highest power first.
+# fmt: off
 _ERF_P = np.array(
     [
         -2.72614225801306e-10,
@@ -396,7 +399,7 @@ class MiniLMEmbedder:
                 batch[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = True
             result[chunk] = self._runner.forward(batch, mask)
-        return _normalise(result)
+        return normalise_rows(result)
 
 
 # --- test and remote embedders ------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from connectors.knowledge import lexical
 from connectors.knowledge.acl import visible_doc_ids
 from connectors.knowledge.chunking import chunk_texts
 from connectors.knowledge.chunks import ChunkVectors
-from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
-from connectors.knowledge.names import find_mentions, is_useful_name, normalise, short_name
+from connectors.knowledge.ledger import SyncLedger
 from connectors.knowledge.tables import (
     aliases,
     chunks,
@@ -37,6 +37,7 @@ from connectors.knowledge.tables import (
     sync_failures,
     sync_state,
 )
+from connectors.text import find_mentions, is_useful_name, normalise, short_name
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +76,22 @@ class DocumentInfo:
     metadata: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class RestrictedDocument:
+    """A non-public document as the permission audit sees it: what would betray it if it leaked."""
+
+    id: str
+    title: str
+    acl: frozenset[str]
+    names: tuple[str, ...]  # aliases other than the title
+    chunks: tuple[tuple[str, str], ...]  # (chunk id, text) in order
+
+
 class KnowledgeStore:
     def __init__(self, engine: Engine, vectors: ChunkVectors) -> None:
         self.engine = engine
         self.vectors = vectors
+        self.ledger = SyncLedger(engine)
         self._graphs = GraphCache()
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
         with engine.begin() as conn:
@@ -92,6 +105,11 @@ class KnowledgeStore:
         return cls(make_engine(db_url), ChunkVectors(embedder, path=chroma_path, url=chroma_url))
 
     # ------------------------------------------------------------------ write side
+    def alias_names(self) -> set[str]:
+        """Every normalised alias name (sync compares them before and after to decide how much to relink)."""
+        with self.engine.connect() as conn:
+            return {r for (r,) in conn.execute(select(aliases.c.norm).distinct())}
+
     def content_hashes(self, source: str) -> dict[str, str]:
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -387,6 +405,46 @@ class KnowledgeStore:
                 "edges": conn.execute(select(func.count()).select_from(edges)).scalar() or 0,
                 "aliases": conn.execute(select(func.count()).select_from(aliases)).scalar() or 0,
             }
+
+    # Unfiltered views for the permission audit (an admin tool that must know what is hidden to probe for it).
+    # Nothing on an asker's path calls these.
+
+    def restricted_documents(self) -> list[RestrictedDocument]:
+        """Every document whose ACL does not include `public`, with its names and chunk texts in order."""
+        with self.engine.connect() as conn:
+            acl: dict[str, set[str]] = {}
+            for row in conn.execute(select(doc_acl.c.doc_id, doc_acl.c.principal)):
+                acl.setdefault(row.doc_id, set()).add(row.principal)
+            hidden = sorted(d for d, p in acl.items() if "public" not in p)
+            titles = {r.id: r.title for r in conn.execute(select(documents.c.id, documents.c.title))}
+            names: dict[str, list[str]] = {}
+            for row in conn.execute(select(aliases.c.origin, aliases.c.name)):
+                names.setdefault(row.origin, []).append(row.name)
+            texts: dict[str, list[tuple[str, str]]] = {}
+            rows = conn.execute(select(chunks.c.doc_id, chunks.c.id, chunks.c.text).order_by(chunks.c.n))
+            for row in rows:
+                texts.setdefault(row.doc_id, []).append((row.id, row.text))
+        return [
+            RestrictedDocument(
+                id=doc_id,
+                title=titles.get(doc_id, doc_id),
+                acl=frozenset(acl[doc_id]),
+                names=tuple(n for n in names.get(doc_id, []) if n != titles.get(doc_id)),
+                chunks=tuple(texts.get(doc_id, [])),
+            )
+            for doc_id in hidden
+        ]
+
+    def linked_document_ids(self, doc_id: str) -> list[str]:
+        """Documents joined to `doc_id` by a stored edge in either direction (entities left out)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(edges.c.src, edges.c.target).where(
+                    (edges.c.target == doc_id) | (edges.c.src == doc_id)
+                )
+            )
+            linked = {r.src if r.src != doc_id else r.target for r in rows}
+        return sorted(d for d in linked if ":" in d and d != doc_id)
 
     def _hits(self, chunk_ids: Sequence[str], principals: frozenset[str]) -> list[Hit]:
         if not chunk_ids or not principals:

@@ -33,8 +33,7 @@ from connectors.base import (
     group_principal,
     user_principal,
 )
-from connectors.knowledge.chunking import COMMENT_SEPARATOR
-from connectors.knowledge.names import TICKET_KEY
+from connectors.text import TICKET_KEY, comment_text, join_comments
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 _MD_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
@@ -224,11 +223,11 @@ class FolderConnector:
         ]
         body = f"{summary}\n\n{record.get('description') or ''}\n\n" + ". ".join(fields)
         comments = [
-            f"Comment by {c.get('author', 'someone')} on {str(c.get('created', ''))[:10]}: {c.get('body', '')}"
+            comment_text(c.get("author"), c.get("created"), str(c.get("body", "")))
             for c in record.get("comments") or []
             if isinstance(c, dict)
         ]
-        text = COMMENT_SEPARATOR.join([body.strip(), *comments])
+        text = join_comments(body, comments)
         links: list[Link] = []
         for link in record.get("links") or []:
             kind = _TICKET_LINK_TYPES.get(str(link.get("type", "")).lower(), LinkType.RELATES)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from connectors.knowledge.names import normalise
+from connectors.text import normalise
 from graph_flows.config import FlowConfig
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.nodes.retrieve import normalise_query

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from connectors.knowledge.names import normalise
+from connectors.text import normalise
 from graph_flows.reading import term_set, terms, values
 from graph_flows.reasoners.base import (
     ComposedSentence,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from connectors.knowledge.names import STOPWORDS, TICKET_KEY, normalise, short_name, tokens
+from connectors.text import STOPWORDS, TICKET_KEY, normalise, short_name, tokens
 from graph_flows.reading import answer_type, has_answer_shape, sentences, stem, term_set, terms
 from graph_flows.reasoners.base import (
     ComposedSentence,

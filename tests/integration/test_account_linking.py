@@ -22,10 +22,10 @@ from starlette.applications import Starlette
 from bot.identity import AccountLinker, LinkProblem, OAuthSourceConfig, PrincipalResolver
 from bot.identity.states import oauth_states
 from bot.oauth_routes import INVALID_STATE_MESSAGE, oauth_routes
-from bot.testing.oauth_provider import OAuthProvider, ProviderUser
 from bot.vault import TokenVault, vault_tokens
 from connectors.base import PUBLIC, LinkedIdentity, group_principal, user_principal
 from connectors.database import make_engine
+from tests.servers.oauth_provider import OAuthProvider, ProviderUser
 
 TEAM = "T0001"
 ANN = ProviderUser(sub="acme-ann", email="ann@acme.io", groups=("eng", "oncall"))

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from bot.audit import audit_permissions
 from bot.runtime import Runtime
 from bot.settings import EmbedderConfig, Settings
 from connectors.sync import sync_source
+from evals.audit import audit_permissions
 from tests.conftest import EXAMPLES
 
 RESTRICTED_FINANCE = {

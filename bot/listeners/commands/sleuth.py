@@ -14,7 +14,6 @@ from bot.deps import BotDeps
 from bot.identity import UnknownSource
 from bot.jobs import COMMAND, NewJob
 from bot.listeners.commands import replies
-from connectors.sync import source_status
 
 COMMAND_NAME = "/sleuth"
 
@@ -52,7 +51,7 @@ def _ask(deps: BotDeps, command: dict[str, Any], question: str) -> str:
 
 def _sources(deps: BotDeps) -> str:
     rt = deps.runtime
-    status = {s["source"]: s for s in source_status(rt.store)}
+    status = rt.sync_service.status()
     return replies.sources_text([(e.name, e.kind) for e in rt.sources()], status)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import threading
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,7 +21,6 @@ from bot.listeners.views.builders import home_view
 from bot.mrkdwn import escape
 from connectors.catalog import DuplicateSource
 from connectors.registry import connector_classes
-from connectors.sync import source_status, sync_source
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +38,7 @@ def is_admin(deps: BotDeps, user: str) -> bool:
 def admin_home(deps: BotDeps, *, linking: bool) -> dict[str, Any]:
     """The home view with an admin section: per source status and one "Add" button per installed kind."""
     base = home_view([e.name for e in deps.runtime.sources()], linking=linking)
-    status = {s["source"]: s for s in source_status(deps.runtime.store)}
+    status = deps.runtime.sync_service.status()
     lines = []
     for entry in deps.runtime.sources():
         s = status.get(entry.name, {})
@@ -136,15 +134,12 @@ def handle_add_source_submit(ack: Ack, body: dict[str, Any], client: WebClient, 
         return
     ack()
     log.info("source added from slack", extra={"source": entry.name, "kind": entry.kind})
-    threading.Thread(target=_sync_then_refresh, args=(deps, client, entry.name, user), daemon=True).start()
-
-
-def _sync_then_refresh(deps: BotDeps, client: WebClient, name: str, user: str) -> None:
-    rt = deps.runtime
-    try:
-        sync_source(rt.store, rt.connector(name))
-    finally:
-        client.views_publish(user_id=user, view=admin_home(deps, linking=deps.linker is not None))
+    deps.runtime.sync_service.start(
+        entry.name,
+        then=lambda _summary: client.views_publish(
+            user_id=user, view=admin_home(deps, linking=deps.linker is not None)
+        ),
+    )
 
 
 def _field_errors(exc: ValidationError) -> dict[str, str]:

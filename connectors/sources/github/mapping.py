@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
+from connectors.text import comment_text, join_comments
 
 REF_RE = re.compile(
     r"(?:(?P<verb>\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+)|(?P<dup>\bduplicate\s+of\s+))?"
@@ -123,18 +124,20 @@ def issue_to_doc(
     labels = [label.name for label in issue.labels]
     facts = f"State: {issue.state}" + (f" | Labels: {', '.join(labels)}" if labels else "")
     parts = [f"{repo}#{issue.number}: {issue.title}", facts, issue.body or ""]
-    if comments:
-        parts.append("Comments:")
-    for comment in comments:
-        who = comment.user.login if comment.user else "ghost"
-        when = f" ({comment.created_at:%Y-%m-%d})" if comment.created_at else ""
-        parts.append(f"{who}{when}: {comment.body or ''}")
     if commits:
         parts.append("Commits:")
         parts += [
             f"{c.sha[:12]} {(str(c.commit.get('message', '')).splitlines() or [''])[0]}" for c in commits
         ]
-    text = "\n\n".join(p for p in parts if p)
+    text = join_comments(
+        "\n\n".join(p for p in parts if p),
+        [
+            comment_text(
+                c.user.login if c.user else "ghost", c.created_at and c.created_at.date(), c.body or ""
+            )
+            for c in comments
+        ],
+    )
     me = doc_id(source, repo, issue.number)
     links = [link for link in references(text, source=source, repo=repo) if link.target != me]
     shas = list(dict.fromkeys([c.sha for c in commits] + SHA_RE.findall(text)))

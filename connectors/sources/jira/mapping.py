@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
 from connectors.sources.adf import adf_content
+from connectors.text import comment_text, join_comments
 
 KEY_RE = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
 URL_RE = re.compile(r"https?://[^\s<>\"')\]]+")
@@ -190,9 +191,8 @@ def _wiki_link(url: str, confluence_url: str | None) -> bool:
 
 def _comment_text(comment: Comment) -> tuple[str, list[str]]:
     body = adf_content(comment.body)
-    who = comment.author.displayName if comment.author else "unknown"
-    when = f" ({comment.created:%Y-%m-%d})" if comment.created else ""
-    return f"{who}{when}: {body.text}", body.urls
+    who = comment.author.displayName if comment.author else None
+    return comment_text(who, comment.created and comment.created.date(), body.text), body.urls
 
 
 def issue_to_doc(
@@ -217,13 +217,12 @@ def issue_to_doc(
     ]
     parts = [f"{issue.key}: {f.summary}", " | ".join(f"{k}: {v}" for k, v in facts if v), description.text]
     urls = list(description.urls)
-    if comments:
-        parts.append("Comments:")
+    comment_parts = []
     for comment in comments:
-        text, found = _comment_text(comment)
-        parts.append(text)
+        part, found = _comment_text(comment)
+        comment_parts.append(part)
         urls.extend(found)
-    text = "\n\n".join(p for p in parts if p)
+    text = join_comments("\n\n".join(p for p in parts if p), comment_parts)
     urls.extend(URL_RE.findall(text))
 
     links, inward = _issue_links(issue, source)

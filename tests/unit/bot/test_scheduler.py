@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.runtime import Runtime
-from bot.scheduler import SyncScheduler, due_sources
+from bot.scheduler import SyncScheduler
 from bot.settings import EmbedderConfig, Settings
 from connectors.catalog import SourceEntry
+from connectors.sync_service import due_sources
 from tests.conftest import EXAMPLES
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -31,7 +32,7 @@ def test_a_run_syncs_what_is_due_and_then_nothing(tmp_path: Path) -> None:
             _env_file=None, data_dir=tmp_path, examples_dir=EXAMPLES, embedder=EmbedderConfig(kind="hash")
         )
     )
-    scheduler = SyncScheduler(rt, clock=lambda: datetime.now(UTC))
+    scheduler = SyncScheduler(rt.sync_service, clock=lambda: datetime.now(UTC))
     assert scheduler.run_once() == ["acme"]
     assert rt.store.stats()["documents"] > 80
     assert scheduler.run_once() == []

@@ -10,14 +10,9 @@ import httpx
 import numpy as np
 import pytest
 
-from connectors.knowledge.embedder import (
-    Embedder,
-    EmbedderError,
-    HashEmbedder,
-    MiniLMEmbedder,
-    OpenAIEmbedder,
-    build_embedder,
-)
+from connectors.knowledge.embedder import HashEmbedder, OpenAIEmbedder, build_embedder
+from connectors.knowledge.embedding import Embedder, EmbedderError
+from connectors.knowledge.minilm import MiniLMEmbedder
 
 REFERENCE = Path(__file__).parents[2] / "fixtures" / "minilm_reference.json"
 MIN_COSINE = 0.999

@@ -85,9 +85,9 @@ def test_a_malformed_page_is_recorded_and_the_rest_completes(
 def test_a_second_sync_of_the_same_source_waits_for_the_lease(
     make_store: Callable[..., KnowledgeStore], acme_copy: Path
 ) -> None:
-    from connectors import sync as sync_module
+    from connectors.sync import LEASE
 
     store = make_store()
-    assert sync_module._acquire(store, "acme", "other-worker")
+    assert store.ledger.acquire("acme", "other-worker", lease=LEASE)
     busy = sync_source(store, folder(acme_copy))
     assert busy.status == "busy" and busy.added == 0

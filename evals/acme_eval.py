@@ -11,21 +11,22 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.bench.index import CACHE_DIR, MARKER, open_store
-from bot.bench.memory import RssSampler, process_peak_mb
-from bot.bench.metrics import all_recall_at, answer_in_text, mean, percentile, recall_at
-from bot.bench.modes import ModeRunner, Outcome
-from bot.bench.runner import Record, Tracker, no_tracker
 from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
-from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.folder import FolderConfig, FolderConnector
 from connectors.sync import sync_source
+from evals.index import CACHE_DIR, MARKER, open_store
+from evals.memory import RssSampler, process_peak_mb
+from evals.metrics import all_recall_at, answer_in_text, mean, percentile, recall_at
+from evals.modes import ModeRunner, Outcome
+from evals.runner import Record, Tracker, no_tracker
+from graph_flows.reasoners.base import Reasoner
 
 SOURCE = "acme"
 
@@ -108,11 +109,12 @@ def run_acme(
     *,
     limit: int | None = None,
     tracker: Tracker = no_tracker,
+    llm_reasoner: Callable[[], Reasoner] | None = None,
 ) -> AcmeRun:
     items = load_eval(examples_dir / "eval.jsonl")[:limit]
     connector = FolderConnector(FolderConfig(path=examples_dir), name=SOURCE)
     store, sync = _synced_store(connector, examples_dir, embedder, data_dir, tracker)
-    runner = ModeRunner(store)
+    runner = ModeRunner(store, llm_reasoner=llm_reasoner)
     records, results = [], []
     for mode in modes:
         advance = tracker(f"acme · {mode}", len(items))

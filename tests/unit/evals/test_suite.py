@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from bot.bench.loaders import BenchDataError
-from bot.bench.modes import MODEL_MODES, MODES
-from bot.bench.suite import SET_NAMES, BenchRequest, custom_label, make_request, split_names
+from evals.loaders import BenchDataError
+from evals.modes import MODEL_MODES, MODES
+from evals.suite import SET_NAMES, BenchRequest, custom_label, make_request, split_names
 
 
 def _request(**overrides: Any) -> BenchRequest:

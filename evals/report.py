@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bot.bench import REPO_ROOT
-from bot.bench.runner import Advance, Record, Tracker
+from evals import REPO_ROOT
+from evals.runner import Advance, Record, Tracker
 
 PIPE_WIDTH = 132
 COLUMNS = (

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.bench.modes import CITED_TOP_K, HOP_PER_SEED, ModeRunner
+from evals.modes import CITED_TOP_K, HOP_PER_SEED, ModeRunner
 
 
 @dataclass(frozen=True)

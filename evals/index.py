@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bot.bench.loaders import BenchSet
-from bot.bench.memory import RssSampler
 from connectors.database import make_engine, sqlite_url
 from connectors.knowledge.chunks import ChunkVectors
-from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.store import KnowledgeStore
+from evals.loaders import BenchSet
+from evals.memory import RssSampler
 
 CACHE_DIR = "bench-cache"
 MARKER = "index.json"

@@ -11,13 +11,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.bench.index import IndexStats, open_index
-from bot.bench.loaders import MISSING_PREFIX, BenchSet, Question
-from bot.bench.memory import process_peak_mb
-from bot.bench.metrics import all_recall_at, answer_in_text, is_yes_no, mean, percentile, recall_at
-from bot.bench.modes import ModeRunner, Outcome
 from connectors.base import PUBLIC
-from connectors.knowledge.embedder import Embedder
+from connectors.knowledge.embedding import Embedder
+from evals.index import IndexStats, open_index
+from evals.loaders import MISSING_PREFIX, BenchSet, Question
+from evals.memory import process_peak_mb
+from evals.metrics import all_recall_at, answer_in_text, is_yes_no, mean, percentile, recall_at
+from evals.modes import ModeRunner, Outcome
+from graph_flows.reasoners.base import Reasoner
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +92,13 @@ def run_set(
     data_dir: Path,
     *,
     tracker: Tracker = no_tracker,
+    llm_reasoner: Callable[[], Reasoner] | None = None,
 ) -> SetRun:
     index_progress = tracker(f"index {bench.name}", len(bench.passages))
     store, stats = open_index(bench, embedder, data_dir, progress=index_progress)
     if stats.cached:
         index_progress(len(bench.passages))
-    runner = ModeRunner(store)
+    runner = ModeRunner(store, llm_reasoner=llm_reasoner)
     records: list[Record] = []
     results: list[QuestionResult] = []
     for mode in modes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BENCH_DATA = (
     REPO_ROOT.parent / "shared" / "bench" / "data"
 )  # SLEUTH_BENCH_DATA / --bench-data override

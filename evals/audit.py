@@ -15,14 +15,26 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import select
-
-from bot.runtime import Runtime
 from connectors.knowledge.acl import can_see
-from connectors.knowledge.tables import aliases, chunks, doc_acl, documents, edges
+from connectors.knowledge.store import KnowledgeStore
+from graph_flows.flow import Investigator
+from graph_flows.gaplog import GapLog
 from graph_flows.reading import sentences
+
+
+class Runtime(Protocol):
+    """What the audit needs of the running system (the bot's Runtime provides it)."""
+
+    @property
+    def store(self) -> KnowledgeStore: ...
+
+    @property
+    def investigator(self) -> Investigator: ...
+
+    @property
+    def gap_log(self) -> GapLog: ...
 
 
 @dataclass
@@ -59,7 +71,7 @@ def audit_permissions(
     """Runs every probe for every (user, document the user may not see). `users` maps an asker id (email) to
     the principals Sleuth resolves for them."""
     report = AuditReport()
-    docs = _restricted_docs(rt)
+    docs = _restricted_docs(rt.store)
     rng = random.Random(seed)
     for user, principals in sorted(users.items()):
         hidden = [d for d in docs if not can_see(principals, d.acl)]
@@ -94,7 +106,7 @@ def _probes(
     yield "document", store.document(doc.id, principals) is not None
     resolved = store.resolve([doc.title, *doc.names, doc.id], principals)
     yield "aliases", any(doc.id in ids for ids in resolved.values())
-    neighbours = _linked_docs(rt, doc.id)
+    neighbours = store.linked_document_ids(doc.id)[:5]
     if neighbours:
         yield "graph:neighbors", any(n.doc_id == doc.id for n in store.neighbors(neighbours, principals))
         yield "graph:expand", any(d == doc.id for d, _ in store.expand(neighbours, principals, 50))
@@ -144,41 +156,18 @@ def _gap_log_mentions(rt: Runtime, user: str, doc: _Doc, question: str) -> bool:
     return any(n in text for n in _needles(doc, question))
 
 
-def _restricted_docs(rt: Runtime) -> list[_Doc]:
-    with rt.engine.connect() as conn:
-        acl: dict[str, set[str]] = {}
-        for row in conn.execute(select(doc_acl.c.doc_id, doc_acl.c.principal)):
-            acl.setdefault(row.doc_id, set()).add(row.principal)
-        titles = {r.id: r.title for r in conn.execute(select(documents.c.id, documents.c.title))}
-        names: dict[str, list[str]] = {}
-        for row in conn.execute(select(aliases.c.origin, aliases.c.name)):
-            names.setdefault(row.origin, []).append(row.name)
-        texts: dict[str, list[tuple[str, str]]] = {}
-        for row in conn.execute(select(chunks.c.doc_id, chunks.c.id, chunks.c.text).order_by(chunks.c.n)):
-            texts.setdefault(row.doc_id, []).append((row.id, row.text))
+def _restricted_docs(store: KnowledgeStore) -> list[_Doc]:
     out = []
-    for doc_id, principals in sorted(acl.items()):
-        if "public" in principals:
-            continue
-        parts = texts.get(doc_id, [])
-        phrases = [s for _, t in parts for s in sentences(t) if len(s) > 30][:5]
+    for doc in store.restricted_documents():
+        phrases = [s for _, t in doc.chunks for s in sentences(t) if len(s) > 30][:5]
         out.append(
             _Doc(
-                id=doc_id,
-                title=titles.get(doc_id, doc_id),
-                acl=frozenset(principals),
-                names=tuple(n for n in names.get(doc_id, []) if n != titles.get(doc_id)),
-                chunk_ids=tuple(cid for cid, _ in parts),
+                id=doc.id,
+                title=doc.title,
+                acl=doc.acl,
+                names=doc.names,
+                chunk_ids=tuple(cid for cid, _ in doc.chunks),
                 phrases=tuple(phrases),
             )
         )
     return out
-
-
-def _linked_docs(rt: Runtime, doc_id: str) -> list[str]:
-    with rt.engine.connect() as conn:
-        rows = conn.execute(
-            select(edges.c.src, edges.c.target).where((edges.c.target == doc_id) | (edges.c.src == doc_id))
-        )
-        linked = {r.src if r.src != doc_id else r.target for r in rows}
-    return sorted(d for d in linked if ":" in d and d != doc_id)[:5]

@@ -1,4 +1,6 @@
-"""Names of things: normalisation, English stopwords, and finding known names inside text.
+"""Text helpers shared by sources, the store and the reasoners: names of things (normalisation, English
+stopwords, finding known names inside text), tokens, ticket keys, and how a ticket's comments are joined
+and split.
 
 "Supplier 8", "supplier-8" and "SUPPLIER 8" normalise to the same key; a text is scanned for known names by
 token n-grams (a dictionary lookup per n-gram), which stays fast with tens of thousands of names.
@@ -12,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 _TOKEN = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
 TICKET_KEY = re.compile(r"\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b")
+COMMENT_SEPARATOR = "\n\n---\n\n"  # a ticket's body and each comment, joined: each becomes its own chunk
 MAX_NAME_TOKENS = 8
 
 STOPWORDS = frozenset(
@@ -232,3 +235,19 @@ def find_mentions(
                 matched = n
                 break
         i += max(matched, 1)
+
+
+def comment_text(author: str | None, created: object, body: str) -> str:
+    """One ticket comment as Sleuth reads it: who, when (its own date, not the ticket's), what."""
+    when = str(created)[:10] if created else "an unknown date"
+    return f"Comment by {author or 'someone'} on {when}: {body.strip()}"
+
+
+def join_comments(body: str, comments: Iterable[str]) -> str:
+    """A ticket's text: the body, then each comment behind COMMENT_SEPARATOR (see `split_comments`)."""
+    return COMMENT_SEPARATOR.join([body.strip(), *(c for c in comments if c.strip())])
+
+
+def split_comments(text: str) -> list[str]:
+    """The parts `join_comments` made: the body first, then one part per comment."""
+    return [part.strip() for part in text.split(COMMENT_SEPARATOR) if part.strip()]

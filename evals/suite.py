@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.bench import DEFAULT_BENCH_DATA as DEFAULT_BENCH_DATA
-from bot.bench.acme_eval import run_acme
-from bot.bench.loaders import FORMATS, KNOWN_SETS, BenchDataError, load_known_set, load_set
-from bot.bench.modes import MODEL_MODES, MODES, model_configured
-from bot.bench.runner import Record, Tracker, no_tracker, run_set
 from connectors.knowledge.embedder import build_embedder
+from evals import DEFAULT_BENCH_DATA as DEFAULT_BENCH_DATA
+from evals.acme_eval import run_acme
+from evals.loaders import FORMATS, KNOWN_SETS, BenchDataError, load_known_set, load_set
+from evals.modes import MODEL_MODES, MODES
+from evals.runner import Record, Tracker, no_tracker, run_set
+from graph_flows.reasoners.base import Reasoner
 
 ACME = "acme"
 ALL = "all"
@@ -34,6 +35,9 @@ class BenchRequest:
     questions: Path | None = None
     corpus: Path | None = None
     format: str | None = None
+    llm_reasoner: Callable[[], Reasoner] | None = (
+        None  # built by the caller from its settings; None: no model
+    )
 
 
 @dataclass
@@ -67,6 +71,7 @@ def make_request(
     data_dir: Path,
     bench_data: Path,
     examples_dir: Path,
+    llm_reasoner: Callable[[], Reasoner] | None = None,
 ) -> BenchRequest:
     """Validates the command line into a request; raises BenchDataError with a message for the user."""
     chosen = split_names(sets)
@@ -75,7 +80,7 @@ def make_request(
     unknown = [s for s in chosen if s not in SET_NAMES]
     if unknown:
         raise BenchDataError(f"unknown set {', '.join(unknown)}; one of {', '.join(SET_NAMES)} or {ALL}")
-    available = [m for m in MODES if m not in MODEL_MODES or model_configured()]
+    available = [m for m in MODES if m not in MODEL_MODES or llm_reasoner is not None]
     chosen_modes = split_names(modes) or available
     if ALL in chosen_modes:
         chosen_modes = available
@@ -104,6 +109,7 @@ def make_request(
         questions=questions,
         corpus=corpus,
         format=format,
+        llm_reasoner=llm_reasoner,
     )
 
 
@@ -124,7 +130,14 @@ def run_suite(request: BenchRequest, *, tracker: Tracker = no_tracker) -> SuiteR
             load_set(label, request.questions, request.corpus, request.format, limit=request.limit)
         )
     for bench in benches:
-        run = run_set(bench, request.modes, embedder, request.data_dir, tracker=tracker)
+        run = run_set(
+            bench,
+            request.modes,
+            embedder,
+            request.data_dir,
+            tracker=tracker,
+            llm_reasoner=request.llm_reasoner,
+        )
         result.records += run.records
         result.details["index"][bench.name] = asdict(run.index)
         result.details["questions"] += [asdict(q) for q in run.questions]
@@ -136,6 +149,7 @@ def run_suite(request: BenchRequest, *, tracker: Tracker = no_tracker) -> SuiteR
             request.data_dir,
             limit=request.limit,
             tracker=tracker,
+            llm_reasoner=request.llm_reasoner,
         )
         result.records += acme.records
         result.details["acme"] = {"sync": acme.sync, "items": [asdict(i) for i in acme.items]}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.bench.metrics import (
+from evals.metrics import (
     all_recall_at,
     answer_in_text,
     distinct,

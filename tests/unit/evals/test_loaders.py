@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.bench.loaders import (
+from connectors.base import PUBLIC
+from evals.loaders import (
     MISSING_PREFIX,
     BenchDataError,
     detect_format,
@@ -14,7 +15,6 @@ from bot.bench.loaders import (
     load_set,
     parse_corpus,
 )
-from connectors.base import PUBLIC
 
 
 def _write(path: Path, data: Any) -> Path:

@@ -12,11 +12,12 @@ cites. Single-shot modes have no answer step: they "cite" their first `CITED_TOP
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bench.metrics import distinct
 from connectors.knowledge.store import KnowledgeStore
+from evals.metrics import distinct
 from graph_flows.config import FlowConfig
 from graph_flows.flow import Investigator, build_flow
 from graph_flows.reasoners.base import Reasoner
@@ -55,18 +56,19 @@ def build_investigator(
     return Investigator(flow=flow, flow_settings=settings)
 
 
-def model_configured() -> bool:
-    from bot.settings import Settings
-
-    return bool(Settings().llm_model)
-
-
 class ModeRunner:
     """Runs one question in one mode. The Investigator is built on first use (single-shot needs none)."""
 
-    def __init__(self, store: KnowledgeStore, *, flow_settings: FlowConfig | None = None) -> None:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        *,
+        flow_settings: FlowConfig | None = None,
+        llm_reasoner: Callable[[], Reasoner] | None = None,
+    ) -> None:
         self.store = store
         self._flow_settings = flow_settings
+        self._llm_reasoner = llm_reasoner
         self._investigator: Investigator | None = None
         self._llm_investigator: Investigator | None = None
 
@@ -78,12 +80,11 @@ class ModeRunner:
 
     @property
     def llm_investigator(self) -> Investigator:
-        """The same flow with the LLM reasoner of the configured model (SLEUTH_LLM_*)."""
+        """The same flow with the LLM reasoner of the configured model (the caller builds it from settings)."""
         if self._llm_investigator is None:
-            from bot.settings import Settings
-            from graph_flows.reasoners.llm import build_reasoner
-
-            reasoner = build_reasoner(Settings())
+            if self._llm_reasoner is None:
+                raise ValueError("the llm mode needs a model: set SLEUTH_LLM_MODEL (and _BASE_URL)")
+            reasoner = self._llm_reasoner()
             self._llm_investigator = build_investigator(self.store, self._flow_settings, reasoner=reasoner)
         return self._llm_investigator
 
