@@ -362,6 +362,10 @@ def bench(
         Path | None, typer.Option("--bench-data", envvar="SLEUTH_BENCH_DATA", help="The bench data folder")
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Where result files go")] = Path("bench-results"),
+    eval_folder: Annotated[
+        list[Path] | None,
+        typer.Option("--eval-folder", help="Another folder corpus with its own eval.jsonl (repeatable)"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the records to stdout as JSON")] = False,
     slack: Annotated[
         int | None, typer.Option("--slack", help="Instead: ack latency under N concurrent Slack questions")
@@ -409,6 +413,7 @@ def bench(
             bench_data=bench_data or DEFAULT_BENCH_DATA,
             examples_dir=settings.examples_dir,
             llm_reasoner=llm_reasoner,
+            eval_folders=eval_folder or (),
         )
         started = datetime.now(UTC)
         if "llm" not in request.modes and not settings.llm_model:

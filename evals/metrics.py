@@ -5,6 +5,9 @@
 - Answer-in-evidence: the normalised gold answer (or an alias) occurs, on word boundaries, in the normalised
   text of the passages the answer cites. Normalisation is SQuAD's: lowercase, drop punctuation and the
   articles a/an/the, squeeze whitespace. Yes/no answers are left out (passages never spell them out).
+- Answer-in-answer: the same test on what the user reads as the answer (`posted_text`): the answer's own
+  sentences and the conflict block, never the sources list, and nothing when Sleuth declined (the closest
+  passages it then shows are marked as not answering).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import math
 import re
 import string
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation + "‘’“”–—")
@@ -67,3 +71,28 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def posted_text(answer: dict[str, Any]) -> str:
+    """What a user reads as the answer: its sentences and the sides of any conflict (value, title, date)."""
+    if not answer.get("answered"):
+        return ""
+    lines = [str(line.get("text", "")) for line in answer.get("sentences") or []]
+    for conflict in answer.get("conflicts") or []:
+        for side in conflict.get("sides") or []:
+            lines.append(
+                f"{side.get('title', '')} ({side.get('updated_at', '')}): {side.get('value', '')}. "
+                f"{side.get('sentence', '')}"
+            )
+    return "\n".join(lines)
+
+
+def contains_all(required: Iterable[str | Sequence[str]], text: str) -> bool:
+    """Every requirement occurs in the text (case-insensitive); a requirement that is a list is met by any
+    one of its alternatives. Plain substring, so "$75" and "99.5%" keep their symbols."""
+    haystack = " ".join(text.lower().split())
+    for need in required:
+        options = [need] if isinstance(need, str) else list(need)
+        if not any(" ".join(str(o).lower().split()) in haystack for o in options if str(o).strip()):
+            return False
+    return True

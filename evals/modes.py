@@ -45,6 +45,7 @@ class Outcome:
     stop_reason: str | None = None
     gaps: int = 0
     seen: tuple[str, ...] = ()  # every doc id the run surfaced: ranked, evidence read, sources
+    answer: dict[str, Any] | None = None  # the flow's answer record (loop modes only)
 
 
 def build_investigator(
@@ -117,6 +118,7 @@ class ModeRunner:
             stop_reason=answer.get("stop_reason"),
             gaps=len(answer.get("gaps") or []),
             seen=tuple(distinct([*answer.get("ranked_docs", []), *evidence, *sources])),
+            answer=answer,
         )
 
     def _search(self, question: str, mode: str, principals: frozenset[str]) -> list[str]:

@@ -29,6 +29,9 @@ COLUMNS = (
     "R@5",
     "AR@5",
     "ans∈ev",
+    "ans∈ans",
+    "cited R",
+    "declined",
     "rounds",
     "p50 ms",
     "p95 ms",
@@ -61,6 +64,9 @@ def _row(r: Record) -> list[str]:
         f"{r.r5:.3f}",
         f"{r.ar5:.3f}",
         f"{r.answer_in_evidence:.3f}",
+        "-" if r.answer_in_answer is None else f"{r.answer_in_answer:.3f}",
+        f"{r.cited_recall:.3f}",
+        "-" if r.decline_rate is None else f"{r.decline_rate:.3f}",
         f"{r.rounds:.2f}",
         f"{r.p50_ms:.0f}",
         f"{r.p95_ms:.0f}",
@@ -79,24 +85,30 @@ def table(records: Sequence[Record], *, title: str) -> Table:
 
 
 def acme_lines(records: Sequence[Record]) -> list[str]:
-    """The acme-only numbers, one line per mode; forbidden documents are shouted."""
+    """The folder-eval numbers (acme and any other eval folder), per mode and kind; forbidden docs are shouted."""
     lines = []
     for r in records:
-        if r.set != "acme":
-            continue
         x = r.extra
-        gap = "-" if x.get("gap_precision") is None else f"{x['gap_precision']:.3f}"
+        if "by_kind" not in x:
+            continue
         lines.append(
-            f"acme {r.mode}: evidence R@5 {r.r5:.3f}, cited recall {x['cited_recall']:.3f}, "
-            f"answer in cited evidence {r.answer_in_evidence:.3f}, gap precision {gap} "
-            f"({x['unanswerable_n']} unanswerable), forbidden {x['forbidden']}"
+            f"{r.set} {r.mode}: answer correct {_pct(x['correct'])}, correct declines "
+            f"{_pct(x['correct_declines'])} ({x['decline_n']}), conflicts with both sides "
+            f"{_pct(x['conflicts_both_sides'])}, follow-ups {_pct(x['followups_correct'])}, evidence R@5 "
+            f"{r.r5:.3f}, cited recall {r.cited_recall:.3f}, forbidden {x['forbidden']}"
         )
+        kinds = ", ".join(f"{kind} {_pct(v['correct'])} (n={v['n']})" for kind, v in x["by_kind"].items())
+        lines.append(f"  by kind: {kinds}")
         if x["forbidden"]:
             for f in x["forbidden_items"]:
                 lines.append(
                     f"  FORBIDDEN DOCUMENT SEEN: {f['id']} asked by {f['asker']}: {', '.join(f['docs'])}"
                 )
     return lines
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
 
 
 def markdown(records: Sequence[Record], meta: dict[str, Any]) -> str:
@@ -112,13 +124,15 @@ def markdown(records: Sequence[Record], meta: dict[str, Any]) -> str:
     lines += ["| " + " | ".join(_row(r)) + " |" for r in records]
     acme = acme_lines(records)
     if acme:
-        lines += ["", "## acme eval", "", *[f"- {line}" for line in acme]]
+        lines += ["", "## folder evals (acme and others)", "", *[f"- {line}" for line in acme]]
     lines += [
         "",
         "R@k: share of gold passages among the first k distinct passages handed to the answer step, "
         "averaged. AR@5: all gold in the top 5. ans∈ev: the normalised gold answer or an alias occurs in "
         "the cited passages (single-shot modes and naive-hop cite their top 5; yes/no answers are not "
-        "scored). Peak MB: the process's peak RSS so far.",
+        "scored). ans∈ans: the same in the posted answer text (its sentences and conflict sides, never the "
+        "sources list; a declined answer holds nothing). cited R: gold passages among the cited ones. "
+        "declined: share answered with 'not found'. Peak MB: the process's peak RSS so far.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -171,7 +185,9 @@ def present(console: Console, records: Sequence[Record], paths: Sequence[Path], 
         console = Console(file=console.file, width=max(console.width, PIPE_WIDTH))
     console.print(table(records, title=title))
     for line in acme_lines(records):
-        style = "bold red" if "FORBIDDEN" in line or not line.endswith("forbidden 0") else ""
+        style = (
+            "bold red" if "FORBIDDEN" in line or ("forbidden 0" not in line and "by kind" not in line) else ""
+        )
         console.print(line, style=style, markup=False, highlight=False)
     for r in records:
         if r.errors:

@@ -16,7 +16,15 @@ from connectors.knowledge.embedding import Embedder
 from evals.index import IndexStats, open_index
 from evals.loaders import MISSING_PREFIX, BenchSet, Question
 from evals.memory import process_peak_mb
-from evals.metrics import all_recall_at, answer_in_text, is_yes_no, mean, percentile, recall_at
+from evals.metrics import (
+    all_recall_at,
+    answer_in_text,
+    is_yes_no,
+    mean,
+    percentile,
+    posted_text,
+    recall_at,
+)
 from evals.modes import ModeRunner, Outcome
 from graph_flows.reasoners.base import Reasoner
 
@@ -53,6 +61,9 @@ class Record:
     errors: int = 0  # questions whose run raised (scored as misses)
     index_cached: bool = False
     index_peak_rss_mb: float = 0.0
+    answer_in_answer: float | None = None  # loop modes: the gold answer in the posted answer text
+    cited_recall: float = 0.0  # share of gold passages among the cited ones
+    decline_rate: float | None = None  # loop modes: share of questions answered with "not found"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,6 +87,9 @@ class QuestionResult:
     answered: bool | None = None
     stop_reason: str | None = None
     error: str | None = None
+    answer_in_answer: bool | None = None  # None: a single-shot mode (no answer) or a yes/no answer
+    cited_recall: float = 0.0
+    answer_text: str = ""
 
 
 @dataclass
@@ -122,7 +136,10 @@ def _run_question(runner: ModeRunner, bench: BenchSet, mode: str, question: Ques
             "bench question failed", extra={"set": bench.name, "mode": mode, "question": question.id}
         )
         outcome, error = Outcome(ranked=[], cited=[], rounds=0, ms=0.0), f"{exc.__class__.__name__}: {exc}"
-    scored = None if is_yes_no(question.answers) else _answer_in(bench, question.answers, outcome.cited)
+    yes_no = is_yes_no(question.answers)
+    scored = None if yes_no else _answer_in(bench, question.answers, outcome.cited)
+    posted = posted_text(outcome.answer) if outcome.answer is not None else None
+    in_answer = None if yes_no or posted is None else answer_in_text(question.answers, posted)
     return QuestionResult(
         set=bench.name,
         mode=mode,
@@ -139,6 +156,9 @@ def _run_question(runner: ModeRunner, bench: BenchSet, mode: str, question: Ques
         answered=outcome.answered,
         stop_reason=outcome.stop_reason,
         error=error,
+        answer_in_answer=in_answer,
+        cited_recall=recall_at(outcome.cited, question.gold, max(1, len(outcome.cited))),
+        answer_text=posted or "",
     )
 
 
@@ -154,6 +174,7 @@ def score(
     latencies = [r.ms for r in results if r.error is None]
     answer_scored = [r.answer_in_evidence for r in results if r.answer_in_evidence is not None]
     extra: dict[str, Any] = {}
+    in_answer = [float(r.answer_in_answer) for r in results if r.answer_in_answer is not None]
     answered = [r.answered for r in results if r.answered is not None]
     if answered:
         extra["answered"] = round(mean([float(a) for a in answered]), 4)
@@ -180,5 +201,8 @@ def score(
         errors=sum(r.error is not None for r in results),
         index_cached=stats.cached,
         index_peak_rss_mb=stats.peak_rss_mb,
+        answer_in_answer=round(mean(in_answer), 4) if in_answer else None,
+        cited_recall=round(mean([r.cited_recall for r in results]), 4),
+        decline_rate=round(1 - mean([float(a) for a in answered]), 4) if answered else None,
         extra=extra,
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 from connectors.knowledge.embedder import build_embedder
 from evals import DEFAULT_BENCH_DATA as DEFAULT_BENCH_DATA
-from evals.acme_eval import run_acme
+from evals.folder_eval import run_folder_eval
 from evals.loaders import FORMATS, KNOWN_SETS, BenchDataError, load_known_set, load_set
 from evals.modes import MODEL_MODES, MODES
 from evals.runner import Record, Tracker, no_tracker, run_set
@@ -35,9 +35,8 @@ class BenchRequest:
     questions: Path | None = None
     corpus: Path | None = None
     format: str | None = None
-    llm_reasoner: Callable[[], Reasoner] | None = (
-        None  # built by the caller from its settings; None: no model
-    )
+    llm_reasoner: Callable[[], Reasoner] | None = None  # built by the caller from its settings
+    eval_folders: tuple[Path, ...] = ()  # other folder corpora with their own eval.jsonl (same kinds as acme)
 
 
 @dataclass
@@ -72,10 +71,11 @@ def make_request(
     bench_data: Path,
     examples_dir: Path,
     llm_reasoner: Callable[[], Reasoner] | None = None,
+    eval_folders: Sequence[Path] = (),
 ) -> BenchRequest:
     """Validates the command line into a request; raises BenchDataError with a message for the user."""
     chosen = split_names(sets)
-    if (not chosen and questions is None) or ALL in chosen:
+    if (not chosen and questions is None and not eval_folders) or ALL in chosen:
         chosen = list(SET_NAMES)
     unknown = [s for s in chosen if s not in SET_NAMES]
     if unknown:
@@ -96,6 +96,9 @@ def make_request(
         raise BenchDataError(f"unknown format {format}; one of {', '.join(FORMATS)}")
     if embedder not in EMBEDDERS:
         raise BenchDataError(f"unknown embedder {embedder}; one of {', '.join(EMBEDDERS)}")
+    missing = [str(f) for f in eval_folders if not (f / "eval.jsonl").is_file()]
+    if missing:
+        raise BenchDataError(f"no eval.jsonl in {', '.join(missing)}")
     if corpus is not None and questions is None:
         raise BenchDataError("--corpus needs --questions")
     return BenchRequest(
@@ -110,6 +113,7 @@ def make_request(
         corpus=corpus,
         format=format,
         llm_reasoner=llm_reasoner,
+        eval_folders=tuple(eval_folders),
     )
 
 
@@ -142,7 +146,7 @@ def run_suite(request: BenchRequest, *, tracker: Tracker = no_tracker) -> SuiteR
         result.details["index"][bench.name] = asdict(run.index)
         result.details["questions"] += [asdict(q) for q in run.questions]
     if ACME in request.sets:
-        acme = run_acme(
+        acme = run_folder_eval(
             request.examples_dir,
             request.modes,
             embedder,
@@ -153,4 +157,17 @@ def run_suite(request: BenchRequest, *, tracker: Tracker = no_tracker) -> SuiteR
         )
         result.records += acme.records
         result.details["acme"] = {"sync": acme.sync, "items": [asdict(i) for i in acme.items]}
+    for folder in request.eval_folders:
+        run = run_folder_eval(
+            folder,
+            request.modes,
+            embedder,
+            request.data_dir,
+            label=folder.name,
+            limit=request.limit,
+            tracker=tracker,
+            llm_reasoner=request.llm_reasoner,
+        )
+        result.records += run.records
+        result.details[folder.name] = {"sync": run.sync, "items": [asdict(i) for i in run.items]}
     return result
