@@ -251,3 +251,15 @@ def join_comments(body: str, comments: Iterable[str]) -> str:
 def split_comments(text: str) -> list[str]:
     """The parts `join_comments` made: the body first, then one part per comment."""
     return [part.strip() for part in text.split(COMMENT_SEPARATOR) if part.strip()]
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    """Items in order, each name once (by its normalised key: "Supplier 8" and "supplier-8" are one)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = normalise(item) or item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

@@ -36,10 +36,16 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
     """Statements of the same fact with different values (amounts, numbers, dates) in different documents.
 
     Each conflict lists its sides newest first (by updated date, then version) so the answer can say which is
-    likely current; nothing is resolved by searching until one side wins.
+    likely current; nothing is resolved by searching until one side wins. Documents cited for different
+    aspects (the two sides of a comparison) describe different things: their values never conflict.
     """
     conflicts: list[dict[str, Any]] = []
     by_id = {e["id"]: e for e in pool}
+    aspects_of: dict[str, set[str]] = {}
+    for s in cited:
+        for c in s.cites:
+            if c in by_id and s.aspect:
+                aspects_of.setdefault(by_id[c]["doc_id"], set()).add(s.aspect)
     seen_pairs: set[tuple[str, str]] = set()
     for sentence in cited:
         own = by_id.get(sentence.cites[0]) if sentence.cites else None
@@ -51,6 +57,9 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
             continue
         for other in pool:
             if other["doc_id"] == own["doc_id"]:
+                continue
+            theirs = aspects_of.get(other["doc_id"])
+            if theirs and sentence.aspect and sentence.aspect not in theirs:
                 continue
             for candidate in sentences(other["text"]):
                 other_terms = _fact_terms(candidate)

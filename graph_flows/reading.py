@@ -7,6 +7,7 @@ frequencies weight the same terms the lexical index ranks with.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from nltk.stem.porter import PorterStemmer
@@ -100,9 +101,96 @@ def term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One readable piece of a passage, with the structure around it.
+
+    kind: "sentence" (prose, a key-value line), "item" (one list item), "row" (one table row, rendered with
+    its header: "Plan: Pro · Sustained: 600 requests/min"). `heading` is the nearest heading above it in the
+    passage; `block` numbers the list or table it belongs to (-1 for prose), so a list question can take the
+    whole block; `label` is a table row's first cell (what the row is about)."""
+
+    kind: str
+    text: str
+    heading: str = ""
+    block: int = -1
+    label: str = ""
+
+
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_EMPHASIS = re.compile(r"(\*\*|__|`)")
+UNIT_SEPARATOR = " · "  # between a table row's cells as rendered
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _plain(text: str) -> str:
+    return _EMPHASIS.sub("", text).strip()
+
+
+def units(text: str) -> list[Unit]:
+    """The passage as units: headings tracked, list items and table rows kept whole, prose split into
+    sentences. Cached: the reasoner reads the same passages against every aspect, every round."""
+    return list(_units(text))
+
+
+@lru_cache(maxsize=50_000)
+def _units(text: str) -> tuple[Unit, ...]:
+    out: list[Unit] = []
+    heading = ""
+    header: list[str] | None = None
+    block = -1
+    blocks = 0
+    lines = text.splitlines()
+    for i, raw in enumerate(lines):
+        line = raw.rstrip()
+        if not line.strip():
+            header, block = None, -1
+            continue
+        m = _HEADING.match(line)
+        if m:
+            heading, header, block = _plain(m.group(2)), None, -1
+            continue
+        if line.lstrip().startswith("|") and line.count("|") >= 2:
+            if _TABLE_SEPARATOR.match(line):
+                continue
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if header is None:
+                if _TABLE_SEPARATOR.match(nxt):  # a header row: the column names of the rows below
+                    header, block, blocks = _cells(line), blocks, blocks + 1
+                    continue
+                header, block, blocks = [], blocks, blocks + 1
+            cells = [_plain(c) for c in _cells(line)]
+            pairs = [
+                f"{h}: {c}" if h else c for h, c in zip([*header, *[""] * len(cells)], cells, strict=False)
+            ]
+            shown = UNIT_SEPARATOR.join(p for p in pairs if p.strip(": "))
+            if shown:
+                out.append(Unit("row", shown, heading, block, cells[0] if cells else ""))
+            continue
+        item = _ITEM.match(line)
+        if item:
+            if block < 0 or header is not None:
+                block, blocks, header = blocks, blocks + 1, None
+            out.append(Unit("item", _plain(item.group(1)), heading, block))
+            continue
+        if block >= 0 and raw[:1].isspace() and out and out[-1].kind == "item":  # a wrapped list item
+            last = out[-1]
+            out[-1] = Unit("item", f"{last.text} {_plain(line)}", last.heading, last.block)
+            continue
+        block, header = -1, None
+        out += [Unit("sentence", sentence, heading) for sentence in _sentences(line.strip())]
+    return tuple(u for u in out if u.text.strip(" \t-*#>|"))
+
+
 def sentences(text: str) -> list[str]:
-    """Splits a passage into sentences (lines and sentence ends), keeping abbreviations together."""
-    return list(_sentences(text))
+    """The passage's units as text: prose sentences (abbreviations kept together), list items, and table
+    rows rendered with their column names."""
+    return [u.text for u in _units(text)]
 
 
 @lru_cache(maxsize=50_000)
@@ -119,14 +207,30 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_ADDRESSES_ASSISTANT = re.compile(
+    r"\b(ignore (?:all |any )?(?:previous|prior|above|the) (?:instructions|question)|disregard .{0,30}instructions|"
+    r"you are now|act as (?:an? )?(?:admin|administrator|root|system)|system (?:prompt|override)|"
+    r"do not (?:mention|tell|reveal) (?:this|these) (?:instruction|to the user))",
+    re.I,
+)
+
+
+def addresses_assistant(text: str) -> bool:
+    """Text written to an assistant ("ignore previous instructions", "act as admin"): data to report, never
+    an answer to a question about something else."""
+    return bool(_ADDRESSES_ASSISTANT.search(text))
+
+
 def answer_type(question: str) -> str:
     """A coarse expected answer type from question cues: person, date, number, place, explanation, yesno,
-    choice (a pick between named options), or thing."""
+    choice (a pick between named options), list (a checklist, steps, a procedure), or thing."""
     q = question.strip().lower()
     first = q.split()[0] if q.split() else ""
     head = " ".join(q.split()[:4])  # the question word sits near the start ("so when is...", "and who...")
     if re.search(r"\b(why|what caused|what was the reason|how come)\b", q):
         return "explanation"
+    if _LIST_CUE.search(q):
+        return "list"
     if re.search(r"\b(when|what year|what date|which year|how long ago)\b", head):
         return "date"
     if re.search(
@@ -145,6 +249,14 @@ def answer_type(question: str) -> str:
     if first in {"is", "are", "was", "were", "do", "does", "did", "can", "could", "has", "have", "should"}:
         return "yesno"
     return "thing"
+
+
+_LIST_CUE = re.compile(
+    r"\b(what(?:'s| is| are) (?:on|in) the \w+(?: \w+)?? ?(?:check ?list|list|steps|procedure|process)|"
+    r"(?:check ?list|steps|procedure) (?:for|to|of)|what (?:are|were) the (?:\w+ )?steps|what steps|which steps|"
+    r"how (?:do|should|can|would) (?:i|we|you) (?!know\b)\w+|what do (?:i|we|you) (?:need to|have to) do|"
+    r"walk me through|list (?:the|all|every))\b"
+)
 
 
 def has_answer_shape(sentence: str, kind: str) -> bool:

@@ -8,10 +8,12 @@ passages handed to composition); rendering it for Slack or a terminal is someone
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from graph_flows.checks import confidence, find_conflicts, verify_citations
+from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
@@ -34,10 +36,16 @@ def answer(
     dropped += dropped_related
     numbers: dict[str, int] = {}
 
-    def cite(eid: str) -> int:
-        return numbers.setdefault(eid, len(numbers) + 1)
+    by_doc: dict[str, int] = {}
 
-    pool = [e for e in evidence.values() if e["relevance"] >= 0.3 and e["turn"] == state["turn"]]
+    def cite(eid: str) -> int:
+        """One number per document: two passages of one page are one source."""
+        n = by_doc.setdefault(evidence[eid]["doc_id"], len(by_doc) + 1)
+        return numbers.setdefault(eid, n)
+
+    pool = [
+        e for e in evidence.values() if e["relevance"] >= THRESHOLDS.relevant and e["turn"] == state["turn"]
+    ]
     conflicts = find_conflicts(kept, pool)
     kept = _prefer_newest(kept, conflicts)
     lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]
@@ -49,7 +57,7 @@ def answer(
     for gap in state["gaps"]:
         gaps.append({**gap, "clue_numbers": [cite(c) for c in gap["clues"]]})
     answered = bool(lines)
-    text = " ".join(f"{line['text']} {''.join(f'[{n}]' for n in line['cites'])}" for line in lines)
+    text = join_lines(f"{line['text']} {''.join(f'[{n}]' for n in line['cites'])}" for line in lines)
     if not answered:
         text = NOT_FOUND
         closest = [f"“{s.text}” {''.join(f'[{cite(c)}]' for c in s.cites)}" for s in related]
@@ -63,7 +71,10 @@ def answer(
         conflicts=len(conflicts),
         cited=len(kept),
     )
-    sources = [_source(evidence[eid], n) for eid, n in sorted(numbers.items(), key=lambda kv: kv[1])]
+    first_of: dict[int, str] = {}
+    for eid, n in numbers.items():
+        first_of.setdefault(n, eid)
+    sources = [_source(evidence[eid], n) for n, eid in sorted(first_of.items())]
     ranked = _ranked_docs(state, established_ids)
     result: dict[str, Any] = {
         "answered": answered,
@@ -111,6 +122,16 @@ def answer(
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+def join_lines(lines: Iterable[str]) -> str:
+    """Sentences run on; a list (a line holding line breaks) stands on lines of its own."""
+    out, previous_list = "", False
+    for line in lines:
+        is_list = "\n" in line
+        out += ("\n" if is_list or previous_list else " ") + line if out else line
+        previous_list = is_list
+    return out
 
 
 def _prefer_newest(kept: list[ComposedSentence], conflicts: list[dict[str, Any]]) -> list[ComposedSentence]:

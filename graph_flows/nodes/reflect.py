@@ -12,7 +12,7 @@ import time
 from typing import Literal
 
 from connectors.text import normalise
-from graph_flows.config import FlowConfig
+from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.nodes.retrieve import normalise_query
 from graph_flows.reasoners.base import Reasoner
@@ -69,7 +69,9 @@ def reflect(
     principals = frozenset(state["principals"])
     lexicon = StoreLexicon(knowledge, principals)
     plan = state["plan"]
-    turn_evidence = [e for e in state["evidence"] if e["turn"] == state["turn"] or e["relevance"] >= 0.3]
+    turn_evidence = [
+        e for e in state["evidence"] if e["turn"] == state["turn"] or e["relevance"] >= THRESHOLDS.relevant
+    ]
     lexicon.prefetch(t for a in plan["aspects"] for t in a["terms"])
     proposal = reasoner.reflect(plan, turn_evidence, new_ids=state["new_evidence"], lexicon=lexicon)
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from graph_flows.config import FlowConfig
+from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader
 from graph_flows.reading import sentences, term_set, terms
 from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
+MAX_MORE_CHUNKS = 4  # further chunks of documents already read this round (another comment, a later section)
+MAX_WHOLE_CHUNKS = 8  # chunks of a named document read whole for a list question
 
 
 def normalise_query(query: str) -> str:
@@ -39,9 +41,14 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     ran: list[str] = []
     skimmed = 0
 
+    more: list[tuple[Any, str, str | None, float]] = []  # further chunks of documents already read
+
     def add(hit: Any, via: str, parent: str | None, score: float) -> None:
         nonlocal counter
-        if hit.chunk_id in have_chunks or hit.doc_id in have_docs:
+        if hit.chunk_id in have_chunks:
+            return
+        if hit.doc_id in have_docs:
+            more.append((hit, via, parent, score))
             return
         have_chunks.add(hit.chunk_id)
         have_docs.add(hit.doc_id)
@@ -50,12 +57,16 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
 
     if state["direction"] == "text" or rnd == 1:
         if rnd == 1:
+            whole = plan.get("answer_type") == "list"  # a checklist asked as a whole: read all of it
             for name in plan.get("entities", []):
                 for doc_id in knowledge.resolve([name], principals).get(name, [])[:2]:
                     hit, n = _best_chunk(knowledge, doc_id, principals, focus)
                     skimmed += n
                     if hit is not None:
                         add(hit, "entity", None, 1.0)
+                    if whole:  # a list question reads the document whole
+                        for other in knowledge.chunks_of(doc_id, principals)[:MAX_WHOLE_CHUNKS]:
+                            add(other, "entity", None, 1.0)
         for query in state["next_queries"]:
             key = normalise_query(query)
             if not key or key in tried:
@@ -78,7 +89,9 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             if hit is not None:
                 add(hit, "graph:mentions", parent, 1.0 - 0.05 * rank)  # seeds arrive best first
         anchors = [d for d, _ in seed_docs] + [
-            e["doc_id"] for e in evidence if e["turn"] == state["turn"] and e["relevance"] >= 0.3
+            e["doc_id"]
+            for e in evidence
+            if e["turn"] == state["turn"] and e["relevance"] >= THRESHOLDS.relevant
         ]
         if anchors:
             for doc_id, score in knowledge.expand(anchors, principals, k=len(anchors) + 4):
@@ -92,6 +105,12 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
                 if len(new) >= flow_settings.evidence_per_round:
                     break
     new = new[: flow_settings.evidence_per_round + len(plan.get("entities", []))]
+    kept_docs = {e["doc_id"] for e in new}
+    for hit, via, parent, score in more[:MAX_MORE_CHUNKS]:  # a second reading of a document already chosen
+        if hit.doc_id in kept_docs and hit.chunk_id not in have_chunks:
+            have_chunks.add(hit.chunk_id)
+            counter += 1
+            new.append(_evidence(f"E{counter}", hit, state["turn"], rnd, via, parent, score))
     question = plan.get("effective_question") or state["question"]
     sims = knowledge.similarity(question, [e["chunk_id"] for e in new], principals)
     new = [{**e, "dense": sims.get(e["chunk_id"], 0.0)} for e in new]
@@ -142,7 +161,7 @@ def _parent_for(
     evidence: list[Evidence],
 ) -> str | None:
     """The evidence adjacent to an expanded document, if any: the chain it hangs from."""
-    anchors = {e["doc_id"]: e["id"] for e in evidence if e["relevance"] >= 0.3}
+    anchors = {e["doc_id"]: e["id"] for e in evidence if e["relevance"] >= THRESHOLDS.relevant}
     for neighbor in knowledge.neighbors([doc_id], principals):
         if neighbor.doc_id in anchors:
             return anchors[neighbor.doc_id]

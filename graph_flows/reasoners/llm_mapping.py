@@ -10,12 +10,11 @@ Every rejection becomes a note, which the trace shows.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from connectors.text import normalise
-from graph_flows.reading import term_set, terms, values
+from connectors.text import dedupe, normalise
+from graph_flows.reading import addresses_assistant, term_set, terms, values
 from graph_flows.reasoners.base import (
     ComposedSentence,
     Composition,
@@ -29,11 +28,6 @@ from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
 
 GROUNDED_SHARE = 0.5  # share of a sentence's content terms that must occur in the passages it cites
 MAX_QUERY_CHARS = 200
-_INSTRUCTION_LIKE = re.compile(
-    r"\b(ignore (?:all |any )?(?:previous|prior|above) instructions|disregard .{0,30}instructions|"
-    r"you are now|act as (?:an? )?(?:admin|administrator|root|system)|system prompt)\b",
-    re.I,
-)
 
 
 def plan_from(
@@ -53,17 +47,17 @@ def plan_from(
                 notes.append(note)
         return kept
 
-    entities = _dedupe([*named(out.entities), *lexicon.names_in(effective)])
+    entities = dedupe([*named(out.entities), *lexicon.names_in(effective)])
     aspects: list[Aspect] = [
         {
             "id": f"a{i + 1}",
             "text": a.text,
-            "terms": _dedupe(terms(a.text)) or _dedupe(terms(effective)),
+            "terms": dedupe(terms(a.text)) or dedupe(terms(effective)),
             "entities": named(a.entities),
         }
         for i, a in enumerate(out.aspects)
     ]
-    queries = _dedupe([effective, *(q[:MAX_QUERY_CHARS] for q in out.queries if q.strip())])
+    queries = dedupe([effective, *(q[:MAX_QUERY_CHARS] for q in out.queries if q.strip())])
     return PlanProposal(
         aspects=aspects,
         entities=entities,
@@ -152,20 +146,9 @@ def shown_passages(evidence: Sequence[Evidence], *, first: Sequence[str], limit:
 def instruction_like(shown: Sequence[Evidence], already: set[str]) -> list[str]:
     notes = []
     for e in shown:
-        if e["id"] not in already and _INSTRUCTION_LIKE.search(e["text"]):
+        if e["id"] not in already and addresses_assistant(e["text"]):
             already.add(e["id"])
             notes.append(
                 f"passage {e['id']} ({e['title'][:40]}) contains instruction-like text; treated as data"
             )
     return notes
-
-
-def _dedupe(items: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for item in items:
-        key = normalise(item) or item
-        if key not in seen:
-            seen.add(key)
-            out.append(item)
-    return out

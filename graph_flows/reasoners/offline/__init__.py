@@ -1,0 +1,46 @@
+"""The offline rule reasoner: the embedded default and every benchmark's baseline. No model, no network.
+
+plan.py reads the question as a frame (entities, answer type, comparison sides, follow-up edits), reflect.py
+answers the three fixed questions with chains of passages, compose.py writes the answer from units that fit
+the question (a sentence, a table row with its header, a list block, one line per compared side).
+language.py holds the question-reading helpers and weights.py every number they decide with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from graph_flows.reasoners.base import Composition, Lexicon, PlanProposal, ReflectionProposal
+from graph_flows.reasoners.offline.compose import compose
+from graph_flows.reasoners.offline.plan import plan
+from graph_flows.reasoners.offline.reflect import reflect
+from graph_flows.state import Evidence, TurnRecord
+
+
+class OfflineReasoner:
+    name = "offline"
+
+    def __init__(self, *, max_seeds: int = 4) -> None:
+        self.max_seeds = max_seeds
+
+    def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
+        return plan(question, history, lexicon)
+
+    def reflect(
+        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+    ) -> ReflectionProposal:
+        return reflect(plan, evidence, lexicon, max_seeds=self.max_seeds)
+
+    def compose(
+        self,
+        plan: dict[str, Any],
+        evidence: Sequence[Evidence],
+        established: dict[str, list[str]],
+        *,
+        lexicon: Lexicon,
+    ) -> Composition:
+        return compose(plan, evidence, established, lexicon)
+
+
+__all__ = ["OfflineReasoner"]

@@ -1,0 +1,284 @@
+"""compose: answer units that fit the question, each cited.
+
+- a fact: the best unit of the chain's answering passage (a sentence, or a table row with its column names);
+  after a hop, the bridge unit first ("ENG-150 is blocked by Supplier 8 [1]"), then the final fact [2];
+- a list or procedure: the whole list block the best unit belongs to (a checklist page asked as a whole: each
+  section's list under its heading);
+- a comparison: one line per side, each cited, then which side the question picks when both carry a
+  comparable value (a date, a number);
+- nothing established: no claim; the closest units are offered separately, marked as such.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from connectors.text import TICKET_KEY, normalise, short_name, tokens
+from graph_flows.reading import YEAR, Unit, has_answer_shape, term_set, values
+from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
+from graph_flows.reasoners.offline import weights as w
+from graph_flows.reasoners.offline.language import pick_direction
+from graph_flows.reasoners.offline.reflect import (
+    context_terms,
+    dense_support,
+    dense_text,
+    is_entity_passage,
+    key_mentioned,
+    readable_units,
+)
+from graph_flows.state import Evidence
+
+
+def compose(
+    plan: dict[str, Any],
+    evidence: Sequence[Evidence],
+    established: dict[str, list[str]],
+    lexicon: Lexicon,
+) -> Composition:
+    by_id = {e["id"]: e for e in evidence}
+    question = plan.get("effective_question", "")
+    kind = plan["answer_type"]
+    out: list[ComposedSentence] = []
+    seen: set[str] = set()
+
+    def say(text: str, eid: str, aspect: str | None) -> None:
+        key = normalise(text)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(ComposedSentence(text=text, cites=[eid], aspect=aspect))
+
+    side_values: list[tuple[str, str, str]] = []  # (side, value, evidence id) for a comparison's pick
+    for aspect in plan["aspects"]:
+        chain = established.get(aspect["id"], [])
+        weights = {t: lexicon.idf(t) for t in aspect["terms"]}
+        for i, eid in enumerate(chain):
+            e = by_id.get(eid)
+            if e is None:
+                continue
+            nxt = by_id.get(chain[i + 1]) if i + 1 < len(chain) else None
+            if nxt is not None:
+                bridge = bridge_unit(e, nxt)
+                if bridge:
+                    say(bridge, eid, aspect["id"])
+                continue
+            if kind == "list":
+                listed = list_answer(e, aspect, weights, question, lexicon, evidence)
+                if listed:
+                    for text, cited in listed:
+                        say(text, cited, aspect["id"])
+                    continue
+            others = _other_sides(plan, aspect)
+            asked = aspect["text"] if plan.get("comparison") else question  # a side is read for itself
+            # a compared side is described from all its page says; a fact comes from the passage that holds it
+            parts = same_document(e, evidence) if plan.get("comparison") else [e]
+            picked = best_units(parts, weights, kind, asked, lexicon, avoid=others)
+            for unit, cited in picked[:2]:
+                say(unit_text(unit), cited, aspect["id"])
+            if plan.get("comparison") and picked:
+                value = _comparable(unit_text(picked[0][0]), kind)
+                if value:
+                    side = aspect["entities"][0] if aspect["entities"] else ""
+                    side_values.append((side, value, picked[0][1]))
+    if plan.get("comparison") and len(side_values) == len(plan["aspects"]) >= 2:
+        pick = _pick(side_values, question)
+        if pick:
+            out.append(pick)
+    related: list[ComposedSentence] = []
+    unknown_item = any(
+        TICKET_KEY.fullmatch(k) and not lexicon.resolve(k) and not key_mentioned(k, evidence)
+        for k in plan.get("entities", [])
+    )
+    if not out and not unknown_item:
+        related = closest(plan, evidence, lexicon, seen)
+    return Composition(sentences=out, answered=bool(out), related=related)
+
+
+def closest(
+    plan: dict[str, Any], evidence: Sequence[Evidence], lexicon: Lexicon, seen: set[str]
+) -> list[ComposedSentence]:
+    """The closest units when nothing answers: shown apart, marked as possibly not answering."""
+    question = plan.get("effective_question", "")
+    weights = {t: lexicon.idf(t) for a in plan["aspects"] for t in a["terms"]}
+    ranked = sorted(evidence, key=lambda e: -e.get("relevance", 0.0))[:3]
+    scored = []
+    for e in ranked:
+        if e.get("relevance", 0.0) < w.RELEVANT:
+            continue
+        best = scored_units([e], weights, plan["answer_type"], question, lexicon)[0]
+        scored.append((best[0], unit_text(best[1]), e))
+    out: list[ComposedSentence] = []
+    for score, text, e in sorted(scored, key=lambda item: -item[0])[:3]:
+        if score >= w.RELATED_MIN and normalise(text) not in seen:
+            seen.add(normalise(text))
+            out.append(ComposedSentence(text=text, cites=[e["id"]]))
+    return out
+
+
+def unit_text(unit: Unit) -> str:
+    """A unit as the answer quotes it: a table row keeps its column names; a list item its heading."""
+    if unit.kind == "item" and unit.heading and len(tokens(unit.text)) < 12:
+        return f"{unit.heading}: {unit.text}"
+    return unit.text
+
+
+def list_answer(
+    e: Evidence,
+    aspect: dict[str, Any],
+    weights: dict[str, float],
+    question: str,
+    lexicon: Lexicon,
+    evidence: Sequence[Evidence],
+) -> list[tuple[str, str]]:
+    """The list block that answers a list or procedure question, as (text, evidence id) lines. When the
+    question asks for a document as a whole ("what is on the iOS release checklist?"), every list of that
+    document read so far, under its heading, in reading order."""
+    whole = is_entity_passage(e, aspect["entities"]) and not _asks_more_than_title(e, aspect)
+    if whole:
+        same_doc = sorted((x for x in evidence if x["doc_id"] == e["doc_id"]), key=_chunk_order)
+        lines: list[tuple[str, str]] = []
+        shown = 0
+        for part in same_doc:
+            blocks: dict[int, list[Unit]] = {}
+            for unit in readable_units(part):
+                if unit.kind in {"item", "row"} and unit.block >= 0:
+                    blocks.setdefault(unit.block, []).append(unit)
+            for items in blocks.values():
+                if shown >= w.MAX_LIST_ITEMS:
+                    break
+                room = items[: w.MAX_LIST_ITEMS - shown]
+                shown += len(room)
+                lines.append((_bullets(items[0].heading, room, len(items)), part["id"]))
+        return lines
+    ranked = scored_units([e], weights, "list", question, lexicon)
+    best = next((u for _, u, _ in ranked if u.block >= 0 and u.kind in {"item", "row"}), None)
+    if best is None:
+        return []
+    block = [u for u in readable_units(e) if u.block == best.block]
+    return [(_bullets(best.heading, block[: w.MAX_LIST_ITEMS], len(block)), e["id"])]
+
+
+def _asks_more_than_title(e: Evidence, aspect: dict[str, Any]) -> bool:
+    """Whether the aspect asks about something inside the document, beyond naming it."""
+    own = term_set(e["title"]) | {t for name in aspect["entities"] for t in term_set(name)}
+    scaffold = term_set("list steps step procedure process checklist items item things")
+    return any(t not in own and t not in scaffold for t in aspect["terms"])
+
+
+def _bullets(heading: str, items: Sequence[Unit], total: int) -> str:
+    lines = [f"{heading}:" if heading else ""] + [f"• {u.text}" for u in items]
+    if total > len(items):
+        lines.append(f"• … and {total - len(items)} more")
+    return "\n".join(line for line in lines if line)
+
+
+def _chunk_order(e: Evidence) -> tuple[int, str]:
+    tail = e["chunk_id"].rsplit("#", 1)[-1]
+    return (int(tail), e["chunk_id"]) if tail.isdigit() else (0, e["chunk_id"])
+
+
+def bridge_unit(e: Evidence, nxt: Evidence) -> str | None:
+    """The unit of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
+    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King")."""
+    title = nxt["title"]
+    names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
+    targets = [normalise(n) for n in names if n and len(normalise(n)) > 2]
+    for unit in readable_units(e):
+        text = normalise(unit.text)
+        if any(re.search(rf"\b{re.escape(t)}\b", text) for t in targets):
+            return unit_text(unit)
+    return None
+
+
+def _other_sides(plan: dict[str, Any], aspect: dict[str, Any]) -> frozenset[str]:
+    """In a comparison, the words that name the other sides and not this one ("Android" for the iOS side)."""
+    if not plan.get("comparison"):
+        return frozenset()
+    own = {t for name in aspect["entities"] for t in term_set(name)}
+    return (
+        frozenset(
+            t for a in plan["aspects"] if a is not aspect for name in a["entities"] for t in term_set(name)
+        )
+        - own
+    )
+
+
+def best_units(
+    parts: Sequence[Evidence],
+    weights: dict[str, float],
+    kind: str,
+    question: str,
+    lexicon: Lexicon,
+    *,
+    avoid: frozenset[str] = frozenset(),
+) -> list[tuple[Unit, str]]:
+    """The best unit, and the runner-up when it scores nearly as well (questions often ask two things). In a
+    comparison, a unit that names another side speaks of the contrast, not of this side: it comes last."""
+    ranked = scored_units(parts, weights, kind, question, lexicon)
+    if avoid:
+        ranked = sorted(ranked, key=lambda item: bool(avoid & term_set(item[1].text)))
+    return [(u, eid) for score, u, eid in ranked[:2] if score >= w.RUNNER_UP * ranked[0][0]]
+
+
+def scored_units(
+    parts: Sequence[Evidence], weights: dict[str, float], kind: str, question: str, lexicon: Lexicon
+) -> list[tuple[float, Unit, str]]:
+    """Units of a document's passages read so far, by how well they answer: their own terms and their
+    context's (heading, title), the dense similarity of the unit read with its heading, the answer's shape."""
+    total = sum(weights.values()) or 1.0
+    candidates: list[tuple[Unit, Evidence]] = []
+    for e in parts:
+        title = normalise(e["title"])
+        candidates += [(u, e) for u in readable_units(e) if len(u.text) > 3 and normalise(u.text) != title]
+    candidates = candidates[: w.MAX_UNITS] or [(Unit("sentence", parts[0]["title"]), parts[0])]
+    texts = [dense_text(e, u) for u, e in candidates]
+    sims = lexicon.similarity(question, texts) if question else [0.0] * len(candidates)
+    scored = []
+    for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
+        unit_terms = term_set(unit.text)
+        around = context_terms(e, unit)
+        cov = sum(v for t, v in weights.items() if t in unit_terms or t in around) / total
+        own = sum(v for t, v in weights.items() if t in unit_terms) / total
+        shape = w.SHAPE_BONUS if has_answer_shape(unit.text, kind) else 0.0
+        heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
+        chosen = w.CHOSEN_PASSAGE if e is parts[0] else 0.0  # the passage reflect established it with
+        score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i
+        scored.append((score, unit, e["id"]))
+    return sorted(scored, key=lambda item: -item[0])
+
+
+def same_document(e: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The passages of `e`'s document read so far, `e` first, then in reading order: a document answers, not
+    one chunk of it."""
+    others = sorted(
+        (x for x in evidence if x["doc_id"] == e["doc_id"] and x["id"] != e["id"]), key=_chunk_order
+    )
+    return [e, *others]
+
+
+def _comparable(text: str, kind: str) -> str | None:
+    """The value a comparison can be decided on: a date or year, else a quantity."""
+    years = YEAR.findall(text)
+    if years and kind in {"date", "choice", "thing", "yesno"}:
+        return years[0]
+    found = sorted(values(text))
+    return found[0] if found and kind in {"number", "choice"} else None
+
+
+def _pick(side_values: list[tuple[str, str, str]], question: str) -> ComposedSentence | None:
+    direction = pick_direction(question)
+    numbers = []
+    for side, value, eid in side_values:
+        m = re.search(r"\d[\d,]*(?:\.\d+)?", value)
+        if not m or not side:
+            return None
+        numbers.append((float(m.group(0).replace(",", "")), side, value, eid))
+    if direction is None or len({n for n, *_ in numbers}) < len(numbers):
+        return None
+    chosen = min(numbers) if direction == "low" else max(numbers)
+    others = [f"{side} ({value})" for n, side, value, _ in numbers if n != chosen[0]]
+    return ComposedSentence(
+        text=f"So the answer is {chosen[1]}: {chosen[2]}, against {', '.join(others)}.",
+        cites=[eid for *_, eid in numbers],
+    )

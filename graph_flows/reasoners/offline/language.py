@@ -1,0 +1,236 @@
+"""Reading the question: follow-ups and what they change, comparison sides, the names and codes a question
+insists on, and which way a comparison question picks. Pure functions of text and the asker's lexicon.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import pairwise
+
+from connectors.text import STOPWORDS, normalise, tokens
+from graph_flows.reading import stem, terms
+from graph_flows.reasoners.base import Lexicon
+
+_FOLLOWUP_START = re.compile(
+    r"^(and|also|what about|how about|same for|and for|and in|and the|what of|then)\b", re.I
+)
+PRONOUN = re.compile(r"\b(it|its|that|this|they|them|their|those|these|he|she|his|her)\b", re.I)
+COMPARISON = re.compile(r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same)\b", re.I)
+QUOTED = re.compile(r"[\"“]([^\"”]{3,80})[\"”]")
+_CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'-]*(?:\s+(?:of|the|and|de|von|van|[A-Z][\w'-]*))*)")
+_JOINER = re.compile(
+    r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared (?:to|with)|differs? from|than)\W*(?:the\s+)?$",
+    re.I,
+)
+# Question scaffolding: capitalised for grammar, never a name the answer must contain.
+_SCAFFOLD = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "i",
+        "we",
+        "you",
+        "our",
+        "my",
+        "your",
+        "me",
+        "us",
+        "tell",
+        "please",
+        "list",
+        "show",
+        "give",
+        "explain",
+    ]
+)
+_TARGET = re.compile(r"\b(?:of|for|on|in|about)\s+(?:the\s+|our\s+|a\s+)?([^?.,]+?)\s*[?.]*$", re.I)
+_POSSESSIVE_PRONOUN = re.compile(r"\b(its|their|his|her)\b", re.I)
+_CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9.-]+$", re.I)  # P3, v2, 4.2, LC-2509, rev-c
+
+# Which side a comparison question picks, by the words it uses.
+_PICK_LOW = re.compile(
+    r"\b(first|earlier|earliest|older|oldest|before|sooner|smaller|smallest|fewer|fewest|less|least|lower|"
+    r"lowest|shorter|shortest|cheaper|cheapest)\b",
+    re.I,
+)
+_PICK_HIGH = re.compile(
+    r"\b(later|last|latest|younger|youngest|after|newer|newest|more recent|most recent|larger|largest|bigger|"
+    r"biggest|more|most|higher|highest|longer|longest|greater|greatest|faster|fastest)\b",
+    re.I,
+)
+
+
+def is_followup(question: str, lexicon: Lexicon) -> bool:
+    if _FOLLOWUP_START.search(question):
+        return True
+    content = terms(question)
+    if len(content) <= 2:
+        return True
+    return bool(PRONOUN.search(question)) and not lexicon.names_in(question) and len(content) <= 5
+
+
+def followup_question(previous: str, followup: str, lexicon: Lexicon) -> tuple[str, str]:
+    """The follow-up as a whole question, and what kind of edit it made to the previous one:
+
+    - "entity": another thing, same question ("and for the Android app?", "And the Pro model?");
+    - "attribute": the same thing, another question ("and its weight?", "who owns it?");
+    - "same": nothing new ("and?", "why?" keeps the previous question with the new cue).
+    """
+    fresh = [t for t in tokens(followup) if t not in set(tokens(previous)) and t not in STOPWORDS]
+    swapped = _swap_name(previous, fresh, lexicon, followup) or _swap_aligned(previous, followup, fresh)
+    if swapped:
+        return swapped, "entity"
+    named = lexicon.names_in(followup)
+    if named and not PRONOUN.search(followup):
+        # a new name and nothing pointing back: the previous question about it
+        old = lexicon.names_in(previous)
+        if old:
+            return re.sub(re.escape(old[0]), named[0], previous, flags=re.IGNORECASE), "entity"
+    asked = [t for t in fresh if t not in _SCAFFOLD]
+    if asked:
+        target = " and ".join(lexicon.names_in(previous)[:2]) or target_phrase(previous)
+        cue = _FOLLOWUP_START.sub("", followup.strip()).strip(" ,?.")
+        if PRONOUN.search(cue):
+            cue = _POSSESSIVE_PRONOUN.sub(f"{target}'s", cue)
+            return PRONOUN.sub(target, cue), "attribute"
+        return f"{cue} of {target}", "attribute"
+    return f"{followup} {previous}", "same"
+
+
+def _swap_name(previous: str, fresh: Sequence[str], lexicon: Lexicon, followup: str) -> str | None:
+    """A name of the previous question with one word swapped for a word the follow-up brings, when the result
+    is a visible name: "iOS Release Checklist" + "Android" -> "Android Release Checklist"."""
+    for name in lexicon.names_in(previous):
+        words = re.findall(r"[\w'’-]+", name)
+        for i in range(len(words)):
+            for word in fresh:
+                written = _as_written(word, followup)
+                candidate = " ".join([*words[:i], written, *words[i + 1 :]])
+                if lexicon.resolve(candidate):
+                    replaced = re.sub(re.escape(name), candidate, previous, flags=re.IGNORECASE)
+                    return re.sub(rf"\b{re.escape(words[i])}\b", written, replaced, flags=re.IGNORECASE)
+    return None
+
+
+def _as_written(word: str, text: str) -> str:
+    """A lower-cased token as the text writes it ("android" -> "Android")."""
+    m = re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)
+    return m.group(0) if m else word
+
+
+def _swap_aligned(previous: str, followup: str, fresh: Sequence[str]) -> str | None:
+    """A fresh word that stands where a word of the previous question stood, next to a word both share:
+    "the Lite model's top speed?" + "And the Pro model?" -> "the Pro model's top speed?"."""
+    prev, new = tokens(previous), tokens(followup)
+    for i, word in enumerate(new):
+        if word not in fresh:
+            continue
+        for j, shift in ((i + 1, -1), (i - 1, 1)):  # the shared neighbour after, then before
+            if not 0 <= j < len(new) or new[j] in STOPWORDS or new[j] in fresh:
+                continue
+            for k, old in enumerate(prev):
+                if old == new[j] and 0 <= k + shift < len(prev) and prev[k + shift] not in STOPWORDS:
+                    target = prev[k + shift]
+                    written = _as_written(word, followup)
+                    return re.sub(
+                        rf"\b{re.escape(target)}\b", written, previous, count=1, flags=re.IGNORECASE
+                    )
+    return None
+
+
+def target_phrase(question: str) -> str:
+    """What a question without known names is about: the phrase after its last "of/for/on/in/about"
+    ("the top speed of the Pro model" -> "Pro model"), else its capitalised words and codes."""
+    m = _TARGET.search(question.strip())
+    if m:
+        return m.group(1).strip()
+    return " ".join(constraint_words(question)) or " ".join(
+        [t for t in tokens(question) if t not in STOPWORDS][-2:]
+    )
+
+
+def constraint_words(text: str) -> list[str]:
+    """Names and codes a question insists on ("Pro", "Lisbon", "P3", "4.2"): capitalised words that are not
+    the sentence's first word nor scaffolding, and codes mixing letters and digits. An answer that never
+    mentions them answers something else (a sibling product's row, a neighbouring city)."""
+    raw = re.findall(r"[A-Za-z0-9][\w.'’-]*", text)
+    out: list[str] = []
+    for i, word in enumerate(raw):
+        word = re.sub(r"['’]s$", "", word).rstrip(".")
+        low = word.lower()
+        if low in _SCAFFOLD or low in STOPWORDS or len(word) < 2:
+            continue
+        capitalised = word[0].isupper() and i > 0
+        if (capitalised or _CODE.match(word)) and low not in out:
+            out.append(low)
+    return out
+
+
+def comparison_sides(question: str, entities: list[str]) -> list[str]:
+    """Two or more named things joined by "or", "and", "vs" ("X or Y", "between X and Y", "both X and Y"),
+    in a question that compares: each becomes an aspect. A name that merely contains a comma ("Leland, North
+    Carolina") or an "or" elsewhere in the sentence is not a comparison."""
+    if not COMPARISON.search(question):
+        return []
+    spans = name_spans(question, entities)
+    if len(spans) < 2:
+        spans = name_spans(
+            question, [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
+        )
+    sides: list[str] = []
+    for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
+        if _JOINER.match(question[e1:s2]):
+            sides += [n for n in (n1, n2) if n not in sides]
+    return sides[:4] if len(sides) >= 2 else []
+
+
+def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Where each name occurs in the question (case-insensitive), in order, without overlaps."""
+    spans: list[tuple[int, int, str]] = []
+    for name in sorted(set(names), key=len, reverse=True):
+        m = re.search(re.escape(name), question, re.I)
+        if m and not any(m.start() < e and s < m.end() for s, e, _ in spans):
+            spans.append((m.start(), m.end(), name))
+    return sorted(spans)
+
+
+def pick_direction(question: str) -> str | None:
+    """ "low" when the question asks for the first/smaller side, "high" for the later/larger one."""
+    low, high = _PICK_LOW.search(question), _PICK_HIGH.search(question)
+    if low and (not high or low.start() < high.start()):
+        return "low"
+    return "high" if high else None
+
+
+def words_for(text: str, stems: Sequence[str]) -> list[str]:
+    """The words of `text` whose stems are among `stems`, as written, in order."""
+    wanted = set(stems)
+    out: list[str] = []
+    for token in tokens(text):
+        if stem(token) in wanted and token not in out:
+            out.append(token)
+    return out
+
+
+def same_name(a: str, b: str) -> bool:
+    return bool(normalise(a)) and normalise(a) == normalise(b)

@@ -1,0 +1,67 @@
+"""plan: the question as a frame. Entities (known names, ticket keys, quoted phrases), the expected answer type,
+comparison sides (one aspect per side), and follow-ups read against the thread's previous question (an entity
+swap, an attribute swap, or the same question again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from connectors.text import TICKET_KEY, dedupe
+from graph_flows.reading import answer_type, terms
+from graph_flows.reasoners.base import Lexicon, PlanProposal
+from graph_flows.reasoners.offline.language import (
+    COMPARISON,
+    QUOTED,
+    comparison_sides,
+    followup_question,
+    is_followup,
+    words_for,
+)
+from graph_flows.state import Aspect, TurnRecord
+
+
+def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
+    q = " ".join(question.split())
+    effective, followup_of, edit = q, None, ""
+    if history and is_followup(q, lexicon):
+        previous = history[-1]
+        effective, edit = followup_question(previous["question"], q, lexicon)
+        followup_of = previous["turn"]
+    keys = TICKET_KEY.findall(effective)
+    quoted = QUOTED.findall(q)
+    names = lexicon.names_in(effective)
+    entities = dedupe([*keys, *quoted, *names])
+    kind = answer_type(q)
+    if followup_of is not None and (kind == "thing" or edit == "entity"):
+        kind = answer_type(effective)
+    sides = comparison_sides(q if followup_of is None else effective, entities)
+    aspects: list[Aspect]
+    if sides:
+        side_terms = {t for side in sides for t in terms(side)}
+        operators = set(terms(" ".join(COMPARISON.findall(q))))  # "differ", "compare": how, not what
+        relation = [t for t in terms(effective) if t not in side_terms and t not in operators]
+        aspects = [
+            {
+                "id": f"a{i + 1}",
+                "text": f"{side} {' '.join(words_for(effective, relation))}".strip(),
+                "terms": dedupe([*terms(side), *relation]),
+                "entities": [side],
+            }
+            for i, side in enumerate(sides)
+        ]
+    else:
+        aspects = [{"id": "a1", "text": effective, "terms": dedupe(terms(effective)), "entities": entities}]
+    queries = [effective] + ([a["text"] for a in aspects] if sides else [])
+    notes = [f"follow-up: {edit} edit"] if edit else []
+    return PlanProposal(
+        aspects=aspects,
+        entities=entities,
+        answer_type=kind,
+        comparison=bool(sides),
+        direction="text",
+        queries=queries,
+        followup_of=followup_of,
+        effective_question=effective,
+        notes=notes,
+    )

@@ -1,0 +1,388 @@
+"""reflect: the three fixed questions, answered by rules.
+
+1. What is established: an aspect is established by a *chain* of passages (entity passage -> bridge -> answer)
+   whose best units cover the aspect's terms (IDF-weighted, with each unit's heading and the passage title as
+   its context), whose answering unit has the expected answer's shape, and which mentions every name or code
+   the question insists on (a sibling's table row or a neighbouring city's rate is not the answer).
+2. What is missing: the uncovered terms of the best chain, as a relation gap with the chain as clues, an
+   explanation gap, or a missing source.
+3. Where next: the graph, seeded by names found in relevant passages only, or text, with the uncovered terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.text import TICKET_KEY, dedupe, normalise, tokens
+from graph_flows.reading import Unit, addresses_assistant, has_answer_shape, term_set, terms, units
+from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
+from graph_flows.reasoners.offline import weights as w
+from graph_flows.reasoners.offline.language import constraint_words, words_for
+from graph_flows.state import Evidence, Gap
+
+
+def dense_support(similarity: float) -> float:
+    return max(0.0, min(1.0, (similarity - w.DENSE_FLOOR) / w.DENSE_SPAN))
+
+
+def readable_units(e: Evidence) -> list[Unit]:
+    """The units of a passage that may answer: text written to an assistant never does."""
+    return [u for u in units(e["text"]) if not addresses_assistant(u.text)] or [Unit("sentence", e["title"])]
+
+
+@dataclass
+class Reading:
+    """One passage read against one aspect: the best unit and the terms it covers."""
+
+    evidence: Evidence
+    best: str
+    covered: frozenset[str]
+    coverage: float
+    anywhere: frozenset[str]  # aspect terms found anywhere in the passage or its title
+    unit_dense: float = 0.0  # dense support of the best unit read with its heading (0 until read densely)
+
+
+def reflect(
+    plan: dict[str, Any], evidence: Sequence[Evidence], lexicon: Lexicon, *, max_seeds: int
+) -> ReflectionProposal:
+    relevance: dict[str, float] = {e["id"]: 0.0 for e in evidence}
+    established: dict[str, list[str]] = {}
+    missing: list[Gap] = []
+    candidates: dict[str, EntityCandidate] = {}
+    uncovered_words: list[str] = []
+    notes: list[str] = []
+    by_id = {e["id"]: e for e in evidence}
+    all_sides = [name for a in plan["aspects"] for name in a["entities"]]
+    named_by: dict[str, list[str]] | None = None  # built once, on first need
+    for aspect in plan["aspects"]:
+        weights = {t: lexicon.idf(t) for t in aspect["terms"]}
+        total = sum(weights.values()) or 1.0
+        entity_terms = {t for name in aspect["entities"] for t in terms(name)}
+        keys = [k for k in aspect["entities"] if TICKET_KEY.fullmatch(k)]
+        if any(not lexicon.resolve(k) and not key_mentioned(k, evidence) for k in keys):
+            # The question is about an item nobody visible mentions: nothing can establish it, and a missing
+            # item and a hidden one must read the same.
+            missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
+            notes.append(f"{aspect['id']}: named item not found")
+            continue
+        readings = {e["id"]: read(e, weights, total) for e in evidence}
+        _read_densely(readings, by_id, plan.get("effective_question") or aspect["text"], lexicon)
+        for eid, reading in readings.items():
+            bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
+            lexical_part = min(1.0, reading.coverage + bonus)
+            support = w.LEXICAL_SHARE * lexical_part + (1 - w.LEXICAL_SHARE) * dense_support(
+                by_id[eid].get("dense", 0.0)
+            )
+            strong = lexical_part if lexical_part >= w.STRONG_LEXICAL else 0.0
+            relevance[eid] = max(relevance[eid], support, strong)
+        constraints = _constraints(aspect, all_sides, lexicon)
+        if named_by is None:
+            named_by = naming_links(evidence, lexicon)
+        best_chain, best_cov, best_terms = best_chain_for(
+            readings,
+            by_id,
+            weights,
+            total,
+            plan["answer_type"],
+            aspect["entities"],
+            entity_terms,
+            bool(plan.get("comparison")),
+            constraints,
+            named_by,
+            [n for n in all_sides if n not in aspect["entities"]] if plan.get("comparison") else [],
+        )
+        notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
+        onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
+        if (
+            best_chain
+            and best_cov >= w.ESTABLISHED
+            and (len(best_chain) > 1 or best_cov >= w.SURE or not onward)
+        ):
+            established[aspect["id"]] = best_chain
+            continue
+        if best_chain and best_cov >= w.ESTABLISHED:
+            # One passage answers, but the sentence that answers names someone else we have not read: the
+            # answer may be theirs ("...resigned to lobby for the Boston Beer Company": when was *it*
+            # founded?). Read them before settling.
+            for name in onward:
+                candidates[name] = EntityCandidate(name=name, evidence_id=best_chain[-1], score=2.0)
+            missing.append(
+                {
+                    "kind": "relation",
+                    "what": f"whether the answer is about {', '.join(onward)}",
+                    "clues": best_chain,
+                }
+            )
+            continue
+        uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
+        uncovered_words += words_for(plan.get("effective_question", aspect["text"]), uncovered)
+        if best_chain and best_cov >= 0.2:
+            head = by_id[best_chain[-1]]["title"]
+            what = (
+                f"how {head} relates to: {' '.join(words_for(aspect['text'], uncovered)) or aspect['text']}"
+            )
+            kind = "explanation" if plan["answer_type"] == "explanation" else "relation"
+            missing.append({"kind": kind, "what": what, "clues": best_chain})
+        else:
+            missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
+        _mine_names(readings, by_id, relevance, weights, total, entity_terms, lexicon, candidates)
+    ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.name))[: max_seeds * 2]
+    queries = []
+    if uncovered_words:
+        anchor = " ".join(plan.get("entities", [])[:2])
+        queries.append(f"{anchor} {' '.join(dedupe(uncovered_words))}".strip())
+    return ReflectionProposal(
+        relevance=relevance,
+        established=established,
+        missing=[] if len(established) == len(plan["aspects"]) else missing,
+        entities=ranked,
+        direction="graph" if ranked else "text",
+        queries=queries,
+        notes=notes,
+    )
+
+
+def _mine_names(
+    readings: dict[str, Reading],
+    by_id: dict[str, Evidence],
+    relevance: dict[str, float],
+    weights: dict[str, float],
+    total: float,
+    entity_terms: set[str],
+    lexicon: Lexicon,
+    candidates: dict[str, EntityCandidate],
+) -> None:
+    """Text feeds the graph: names in relevant passages become candidate seeds, the ones sitting with the
+    asked relation ("directed by X") first."""
+    relation_total = sum(v for t, v in weights.items() if t not in entity_terms) or total
+    for eid in readings:
+        if relevance[eid] < w.RELEVANT:
+            continue  # relevant passages only: mining everything floods the graph query
+        own_title = normalise(by_id[eid]["title"])
+        for unit in readable_units(by_id[eid]):
+            unit_terms = term_set(unit.text)
+            context = sum(v for t, v in weights.items() if t in unit_terms and t not in entity_terms)
+            for name in lexicon.names_in(unit.text):
+                key = normalise(name)
+                if not key or key == own_title or (" " not in key and key in own_title.split()):
+                    continue  # the passage's own name, or one word of it ("Heart" in its title)
+                specific = 1.0 if " " in key or any(c.isdigit() for c in key) else 0.5
+                score = (relevance[eid] + 0.5 * context / relation_total) * specific
+                if name not in candidates or candidates[name].score < score:
+                    candidates[name] = EntityCandidate(name=name, evidence_id=eid, score=score)
+
+
+def _constraints(aspect: dict[str, Any], all_sides: Sequence[str], lexicon: Lexicon) -> list[str]:
+    """Names and codes this aspect insists on, minus the other sides of a comparison."""
+    others = {t for side in all_sides if side not in aspect["entities"] for t in tokens(side)}
+    return [c for c in constraint_words(aspect["text"]) if c not in others]
+
+
+def onward_names(
+    readings: dict[str, Reading],
+    by_id: dict[str, Evidence],
+    chain: list[str],
+    entities: Sequence[str],
+    lexicon: Lexicon,
+) -> list[str]:
+    """Names in the chain's answering sentence that denote documents not read yet (bridges onward)."""
+    last = chain[-1]
+    own = normalise(by_id[last]["title"])
+    named = {normalise(n) for n in entities}
+    read_docs = {e["doc_id"] for e in by_id.values()}
+    out: list[str] = []
+    for name in lexicon.names_in(readings[last].best):
+        key = normalise(name)
+        if not key or key == own or key in named or (" " not in key and key in own.split()):
+            continue
+        if any(d not in read_docs for d in lexicon.resolve(name)):
+            out.append(name)
+    return out[:2]
+
+
+def key_mentioned(key: str, evidence: Sequence[Evidence]) -> bool:
+    pattern = re.compile(rf"\b{re.escape(key)}\b")
+    return any(pattern.search(e["text"]) or pattern.search(e["title"]) for e in evidence)
+
+
+def is_entity_passage(e: Evidence, entities: Sequence[str]) -> bool:
+    title = normalise(e["title"])
+    return any(
+        normalise(name) and (normalise(name) == title or title.startswith(normalise(name) + " "))
+        for name in entities
+    )
+
+
+def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
+    """What a unit is read with: the passage's title and the unit's heading."""
+    return term_set(e["title"]) | term_set(unit.heading)
+
+
+def read(e: Evidence, weights: dict[str, float], total: float) -> Reading:
+    best, best_cov, best_terms = "", -1.0, frozenset()
+    for unit in readable_units(e):
+        around = context_terms(e, unit)
+        unit_terms = term_set(unit.text)
+        covered = frozenset(t for t in weights if t in around or t in unit_terms)
+        cov = sum(weights[t] for t in covered) / total
+        if cov > best_cov:
+            best, best_cov, best_terms = unit.text, cov, covered
+    everywhere = term_set(e["text"]) | term_set(e["title"])
+    anywhere = frozenset(t for t in weights if t in everywhere)
+    return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
+
+
+def naming_links(evidence: Sequence[Evidence], lexicon: Lexicon) -> dict[str, list[str]]:
+    """evidence id -> the other evidence whose passage names its document (by title, key or alias). Passages
+    found apart, by text search, still chain when one names the other: "ENG-150 ... from Supplier 8" and the
+    Kestrel Motion Systems page (alias "Supplier 8")."""
+    by_doc: dict[str, list[str]] = {}
+    for e in evidence:
+        by_doc.setdefault(e["doc_id"], []).append(e["id"])
+    out: dict[str, list[str]] = {}
+    for e in evidence:
+        for name in lexicon.names_in(e["text"]):
+            for doc in lexicon.resolve(name):
+                if doc != e["doc_id"]:
+                    for target in by_doc.get(doc, []):
+                        if e["id"] not in out.setdefault(target, []):
+                            out[target].append(e["id"])
+    return out
+
+
+def dense_text(e: Evidence, unit: Unit) -> str:
+    """A unit as it is embedded: with its heading when that adds to the title ("Per diem: $75 a day")."""
+    return f"{unit.heading}: {unit.text}" if unit.heading and unit.heading != e["title"] else unit.text
+
+
+def _read_densely(
+    readings: dict[str, Reading],
+    by_id: dict[str, Evidence],
+    question: str,
+    lexicon: Lexicon,
+) -> None:
+    """The passages most likely to answer are read unit by unit with the embedder too: a unit that says what
+    was asked in other words ("annual leave" for "holiday") shows in `unit_dense`. Vectors are cached by text,
+    so compose and later rounds reuse them."""
+    ranked = sorted(readings.values(), key=lambda r: -(r.coverage + r.evidence.get("dense", 0.0)))
+    for reading in ranked[: w.DENSE_READ_PASSAGES]:
+        e = reading.evidence
+        found = [u for u in readable_units(e) if len(u.text) > 3][: w.MAX_UNITS]
+        if not found:
+            continue
+        sims = lexicon.similarity(question, [dense_text(e, u) for u in found])
+        reading.unit_dense = max(dense_support(sim) for sim in sims)
+
+
+def chain_of(eid: str, by_id: dict[str, Evidence]) -> list[str]:
+    """The evidence chain ending at `eid`, root first, following `parent` links."""
+    chain = [eid]
+    parent = by_id[eid].get("parent")
+    while parent and parent in by_id and parent not in chain and len(chain) < w.MAX_CHAIN:
+        chain.insert(0, parent)
+        parent = by_id[parent].get("parent")
+    return chain
+
+
+def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
+    """Every constraint word occurs (as a token) in one of the texts."""
+    if not words:
+        return True
+    found = {t for text in texts for t in tokens(text)}
+    return all(word in found or any(part in found for part in word.split("-")) for word in words)
+
+
+def best_chain_for(
+    readings: dict[str, Reading],
+    by_id: dict[str, Evidence],
+    weights: dict[str, float],
+    total: float,
+    kind: str,
+    entities: Sequence[str],
+    entity_terms: set[str] | frozenset[str] = frozenset(),
+    comparison: bool = False,
+    constraints: Sequence[str] = (),
+    named_by: dict[str, list[str]] | None = None,
+    other_sides: Sequence[str] = (),
+) -> tuple[list[str], float, frozenset[str]]:
+    """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
+    each passage with the chain its `parent` links make, and with each passage that names it in front."""
+    best: tuple[list[str], float, frozenset[str]] = ([], 0.0, frozenset())
+    entity_roots = {eid for eid in readings if is_entity_passage(by_id[eid], entities)}
+    # a comparison side is answered from its own passages, never by ending on another side's page
+    elsewhere = {eid for eid in readings if is_entity_passage(by_id[eid], other_sides)} - entity_roots
+    candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
+    for eid in readings:
+        for namer in (named_by or {}).get(eid, [])[:4]:
+            if namer in readings and eid not in elsewhere and len(chain_of(eid, by_id)) == 1:
+                candidates.append((eid, [namer, eid], True))
+    for eid, chain, by_name in candidates:
+        reading = readings[eid]
+        covered: set[str] = set()
+        for link in chain:
+            covered |= readings[link].covered
+        lexical_part = sum(weights[t] for t in covered) / total
+        dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
+        coverage = w.LEXICAL_SHARE * lexical_part + (1 - w.LEXICAL_SHARE) * dense_part
+        relation = {t: v for t, v in weights.items() if t not in entity_terms}
+        # "how do X and Y differ": each side's own page describes it; no particular relation is asked for
+        describes = comparison and kind == "thing" and chain[0] in entity_roots
+        if entity_terms and relation and not describes:
+            # Naming the entity is not answering about it: every informative word of the relation the question
+            # asks for ("place of death of the performer of X") must occur along the chain, or a hop is missing
+            # (X's passage names the performer; the death is in the performer's passage).
+            top = max(relation.values())
+            # one passage: the asked words must be where the answer is (its unit, heading, title), not just
+            # somewhere on the page; a chain: anywhere along it
+            found = (
+                reading.covered
+                if len(chain) == 1
+                else set().union(*(readings[link].anywhere for link in chain))
+            )
+            missing = [t for t, v in relation.items() if v >= w.INFORMATIVE * top and t not in found]
+            # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
+            # relation must still be there. A single passage must hold all of it.
+            share = sum(v for t, v in relation.items() if t in found) / sum(relation.values())
+            # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule.
+            if missing and (len(chain) == 1 or by_name or share < w.HOP_RELATION_SHARE):
+                coverage = min(coverage, w.ESTABLISHED - 0.05)
+        elif relation and not describes and len(chain) == 1:
+            # No name to anchor on: the answering unit itself must carry the question's heaviest words, or say
+            # them in other words (its own dense support high enough to carry a paraphrase).
+            top = max(relation.values())
+            heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
+            if any(t not in reading.covered for t in heaviest) and reading.unit_dense < w.PARAPHRASE_DENSE:
+                coverage = min(coverage, w.ESTABLISHED - 0.05)
+        if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
+            reading.best, kind
+        ):
+            coverage *= w.SHAPE_PENALTY
+        if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):
+            coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
+        elif entity_roots and chain[0] not in entity_roots:
+            coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
+        if constraints and not _grounded(constraints, chain, by_id, reading):
+            coverage = min(coverage, w.UNCONSTRAINED)
+        if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
+            best = (chain, coverage, frozenset(covered))
+    return best
+
+
+def _grounded(
+    constraints: Sequence[str], chain: list[str], by_id: dict[str, Evidence], reading: Reading
+) -> bool:
+    """The names and codes the question insists on occur where the answer is: in the answering unit, its
+    heading or title, or (after a hop) in an earlier link of the chain."""
+    last = by_id[chain[-1]]
+    unit = next((u for u in readable_units(last) if u.text == reading.best), None)
+    near = [reading.best, last["title"], unit.heading if unit else ""]
+    earlier = [f"{by_id[link]['title']} {by_id[link]['text']}" for link in chain[:-1]]
+    return mentions_all(constraints, [*near, *earlier])
+
+
+def _mentions(e: Evidence, name: str) -> bool:
+    key = normalise(name)
+    return bool(key) and (key in normalise(e["title"]) or key in normalise(e["text"]))

@@ -1,0 +1,48 @@
+"""Every number the offline reasoner decides with, in one place. Each line says what it trades off; they are
+tuned on the evals by kind of question (`sleuth bench --set acme`, 2Wiki, MuSiQue), and a change here is
+checked on every kind, never one question.
+
+Support is the reasoner's score for "this passage (or chain) states what the aspect asks":
+    support = LEXICAL_SHARE * lexical + (1 - LEXICAL_SHARE) * dense_support(cosine)
+where lexical is the IDF-weighted share of the aspect's terms found in the unit, its heading and its title.
+"""
+
+from __future__ import annotations
+
+from graph_flows.config import THRESHOLDS
+
+# --- relevance and establishment --------------------------------------------------------------------------
+RELEVANT = THRESHOLDS.relevant  # shared with the nodes: relevant passages feed the graph and the next round
+ESTABLISHED = 0.55  # a chain at or above this establishes its aspect; lower -> more answers, more wrong ones
+SURE = 0.8  # one passage this strong settles an aspect even if its answer names someone not yet read
+LEXICAL_SHARE = (
+    0.6  # lexical vs dense in support; dense carries paraphrase, lexical carries names and numbers
+)
+DENSE_FLOOR, DENSE_SPAN = 0.2, 0.45  # MiniLM cosine: ~0.2 unrelated, ~0.65 and above on topic
+ENTITY_BONUS = 0.25  # the named entity's own passage is read as about it even where a sentence omits the name
+STRONG_LEXICAL = 0.6  # a passage covering this much of the aspect's terms is relevant whatever dense says
+
+# --- chains (multi-hop) --------------------------------------------------------------------------------------
+MAX_CHAIN = 4  # links followed back through `parent`
+INFORMATIVE = 0.5  # relation words weighing >= half the heaviest must all occur along the chain
+KEY_TERM = 0.9  # with no name in the question, its words weighing >= this share of the heaviest ...
+PARAPHRASE_DENSE = 0.6  # ... must be in the answering unit, unless the unit's own dense support reaches this
+DENSE_READ_PASSAGES = (
+    3  # passages read unit by unit with the embedder per aspect (cost: their units embedded)
+)
+HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
+SHAPE_PENALTY = 0.7  # the answering unit lacks the expected answer's shape (no date for "when")
+UNANCHORED = 0.8  # the chain never names what the question names
+OFF_ROOT = 0.7  # the question names an entity whose own passage is not the chain's root
+UNCONSTRAINED = (
+    ESTABLISHED - 0.05
+)  # cap when a name or code the question insists on is absent: never established
+
+# --- reading sentences for the answer ---------------------------------------------------------------------
+MAX_UNITS = 40  # units of one passage read densely (a chunk holds ten sentences or a table of rows)
+RUNNER_UP = 0.75  # a second unit is quoted when it scores this share of the best (questions ask two things)
+HEADING_ONLY = 0.3  # penalty for a unit of fewer than five words: a heading or a label, not an answer
+SHAPE_BONUS = 0.15  # the unit holds a span of the expected type
+CHOSEN_PASSAGE = 0.2  # units of the passage that established the aspect, over its document's other passages
+RELATED_MIN = 0.45  # a closest-passage unit (shown when nothing answers) must score at least this
+MAX_LIST_ITEMS = 25  # items of a list answer; the rest are counted, not shown
