@@ -23,8 +23,12 @@ class EmbedderConfig(BaseModel):
 
 
 class Settings(BaseSettings):
+    """`extra="ignore"`: a `.env` is often shared with other tools, or holds the `JIRA_TOKEN` that
+    `sleuth sources add --token-env JIRA_TOKEN` names, so keys that are not Sleuth's fields are left alone
+    instead of stopping start-up with "Extra inputs are not permitted"."""
+
     model_config = SettingsConfigDict(
-        env_prefix="SLEUTH_", env_file=".env", env_nested_delimiter="__", extra="forbid"
+        env_prefix="SLEUTH_", env_file=".env", env_nested_delimiter="__", extra="ignore"
     )
 
     data_dir: Path = Path(".sleuth")
