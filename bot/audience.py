@@ -63,9 +63,7 @@ class ChannelAudience:
     ) -> None:
         self._engine, self._client, self._askers, self._is_public = engine, client, askers, is_public
         members: TTLCache[str, tuple[str, ...]] = TTLCache(MAX_CACHED_CHANNELS, ttl_s, timer=clock)
-        self._members = cached(members, condition=threading.Condition())(
-            self._fetch_members
-        )
+        self._members = cached(members, condition=threading.Condition())(self._fetch_members)
         self._self_id: str | None = None
         _metadata.create_all(engine)
 

@@ -35,6 +35,7 @@ from bot.oauth_routes import oauth_routes
 from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
+from bot.status import StatusBoard
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
 
@@ -94,7 +95,10 @@ class SlackBot:
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
         self.deps.audience = self.audience
-        self.answerer = Answerer(self.client, self.jobs, rt.investigator, askers, self.audience)
+        self.status = StatusBoard(self.client, interval_s=settings.slack_status_interval_s)
+        self.answerer = Answerer(
+            self.client, self.jobs, rt.investigator, askers, self.audience, status=self.status
+        )
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
         self.asgi = build_asgi(self.app, linker=linker)
 
