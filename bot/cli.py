@@ -330,8 +330,18 @@ def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False, verbo
 
 
 @app.command()
-def doctor(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Verbose = False) -> None:
-    """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing)."""
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    slack: Annotated[
+        bool, typer.Option("--slack", help="Check the live Slack setup (token, scopes, secret, public URL)")
+    ] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing); with --slack,
+    checks the Slack setup against Slack and the public URL, and says what to fix."""
+    if slack:
+        _doctor_slack(as_json)
+        return
     rt = _runtime()
     s = rt.settings
     try:
@@ -361,6 +371,21 @@ def doctor(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Ve
     for part, active in rows.items():
         table.add_row(part, active)
     console.print(table)
+
+
+def _doctor_slack(as_json: bool) -> None:
+    from bot.slack_doctor import check_slack
+
+    checks = check_slack(Settings())
+    if as_json:
+        typer.echo(json.dumps([c.as_dict() for c in checks]))
+    else:
+        colour = {"ok": "green", "warn": "yellow", "fail": "red"}
+        for c in checks:
+            console.print(f"[{colour[c.status]}]{c.status:>4}[/] {c.name}: {c.detail}", highlight=False)
+            if c.fix:
+                console.print(f"      fix: {c.fix}", highlight=False)
+    raise typer.Exit(1 if any(c.status == "fail" for c in checks) else 0)
 
 
 @app.command()
