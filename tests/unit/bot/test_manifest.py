@@ -18,6 +18,7 @@ from slack_sdk import WebClient
 
 from bot.manifest import (
     EXAMPLE_URL,
+    bot_events,
     bot_scopes,
     load_manifest,
     request_paths,
@@ -140,3 +141,30 @@ def test_every_manifest_url_is_a_route_sleuth_serves() -> None:
     served = {route.path for route in build_asgi(_NoApp()).routes}  # type: ignore[arg-type, attr-defined]
     assert request_paths(manifest)
     assert request_paths(manifest) <= served
+
+
+def _registered_events() -> set[str]:
+    """Event types the listeners register with `app.event(...)` (a string or a `{"type": ...}` matcher)."""
+    found: set[str] = set()
+    for path in (ROOT / "bot" / "listeners").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "event" or not node.args:
+                continue
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant):
+                found.add(str(arg.value))
+            elif isinstance(arg, ast.Dict):
+                found |= {
+                    str(v.value)
+                    for k, v in zip(arg.keys, arg.values, strict=True)
+                    if isinstance(k, ast.Constant) and k.value == "type" and isinstance(v, ast.Constant)
+                }
+    return found
+
+
+def test_the_manifest_subscribes_to_exactly_the_events_the_app_listens_for() -> None:
+    subscribed = {event.split(".")[0] for event in bot_events(load_manifest())}  # message.im -> message
+    assert subscribed == _registered_events()
+    assert "assistant_thread_started" not in subscribed  # legacy; agent_view opens the Messages tab instead
