@@ -67,3 +67,4 @@ def local_bot(
             yield bot
         finally:
             bot.pool.stop()
+            bot.status.close()

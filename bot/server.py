@@ -9,6 +9,7 @@ the database, so several `sleuth serve` processes can sit behind one load balanc
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -123,7 +124,7 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
     """Runs until interrupted: workers, plus HTTP on settings.host:port (Socket Mode adds a websocket)."""
     settings = rt.settings
     bot = SlackBot(rt, linker=linker, workers=workers)
-    with bot.pool, SyncScheduler(rt.sync_service):
+    with bot.pool, SyncScheduler(rt.sync_service), contextlib.closing(bot.status):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")

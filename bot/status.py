@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 STATUS_INTERVAL_S = 1.0  # per channel; Slack allows roughly one update per second in a conversation
 DEFAULT_RETRY_AFTER_S = 1.0
 IDLE_EXIT_S = 5.0  # the sender thread ends after this long with nothing to send; the next line restarts it
+MAX_DEFERRALS = 5  # a line Slack keeps deferring (429s, 5xx, no connection) is dropped after this many tries
+STOP_TIMEOUT_S = 5.0
 TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 ASSISTANT, PLACEHOLDER, HIDDEN = "assistant", "placeholder", "hidden"
 
@@ -40,6 +42,7 @@ class _Line:
     sent: str | None = None
     sending: bool = False
     closed: bool = False
+    deferrals: int = 0
 
 
 class ThreadStatus:
@@ -58,7 +61,7 @@ class ThreadStatus:
     def clear(self) -> None:
         """Drops unsent lines and waits out one in flight (so it cannot overwrite the answer), then queues the
         clearing of a status Slack is showing."""
-        self._board.close(self._line)
+        self._board.finish(self._line)
 
 
 class StatusBoard:
@@ -86,6 +89,7 @@ class StatusBoard:
         self._lines: list[_Line] = []
         self._not_before: dict[str, float] = {}  # channel -> earliest time of its next call
         self._thread: threading.Thread | None = None
+        self._stopped = False
 
     def thread(self, channel: str, thread_ts: str, placeholder_ts: str | None) -> ThreadStatus:
         return ThreadStatus(self, _Line(channel, thread_ts, placeholder_ts))
@@ -97,7 +101,7 @@ class StatusBoard:
             line.pending = text
             self._want(line)
 
-    def close(self, line: _Line) -> None:
+    def finish(self, line: _Line) -> None:
         with self._cond:
             line.closed = True
             line.pending = None
@@ -106,6 +110,16 @@ class StatusBoard:
             if line.mode == ASSISTANT and line.sent:
                 line.pending = ""
                 self._want(line)
+
+    def close(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """Ends the sender thread; lines not yet sent are dropped (the answers themselves are not affected)."""
+        with self._cond:
+            self._stopped = True
+            self._lines.clear()
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
 
     def pump(self) -> float | None:
         """Sends every line that is due now; returns seconds until the next one is due (None: nothing waits)."""
@@ -119,6 +133,8 @@ class StatusBoard:
     # -- internals ---------------------------------------------------------------------------------------
 
     def _want(self, line: _Line) -> None:
+        if self._stopped:
+            return
         if line not in self._lines:
             self._lines.append(line)
         self._cond.notify_all()
@@ -149,6 +165,9 @@ class StatusBoard:
         while True:
             self.pump()
             with self._cond:
+                if self._stopped:
+                    self._thread = None
+                    return
                 line, wait = self._take_due(take=False)
                 if line is not None:  # arrived while pumping
                     continue
@@ -169,12 +188,14 @@ class StatusBoard:
         with self._cond:
             line.sending = False
             now = self._clock()
+            line.deferrals = line.deferrals + 1 if outcome == "later" else 0
             if outcome == "sent":
                 line.sent = text
                 self._not_before[line.channel] = now + self._interval_s
             elif outcome == "later":
                 self._not_before[line.channel] = now + max(retry_after, self._interval_s)
-                if line.pending is None and not (line.closed and text):
+                retry = line.deferrals < MAX_DEFERRALS and not (line.closed and text) and not self._stopped
+                if line.pending is None and retry:
                     line.pending = text  # still the newest line: send it when the channel allows
             elif outcome == "fallback" and not line.closed:
                 line.mode = PLACEHOLDER if line.mode == ASSISTANT and line.placeholder_ts else HIDDEN

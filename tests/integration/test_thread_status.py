@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 from slack_sdk import WebClient
 
-from bot.status import StatusBoard
+from bot.status import MAX_DEFERRALS, StatusBoard
 from bot.testing.slack_emulator import SlackEmulator
 
 C = "C1"
@@ -87,6 +87,19 @@ def test_a_refused_status_falls_back_to_the_placeholder_for_that_thread_only(set
     assert setup.slack.statuses(C, other_ts) == ["Planning…"]
 
 
+def test_a_line_slack_keeps_deferring_is_dropped_after_a_few_tries(setup: Setup) -> None:
+    for _ in range(MAX_DEFERRALS):
+        setup.slack.fail_next("assistant.threads.setStatus", retry_after=1)
+    setup.board.thread(C, setup.thread_ts, setup.placeholder_ts).set("Planning…")
+    for _ in range(MAX_DEFERRALS):
+        setup.board.pump()
+        setup.clock.now += 1.0
+
+    assert setup.board.pump() is None  # nothing left to send
+    assert len(setup.slack.calls_to("assistant.threads.setStatus")) == MAX_DEFERRALS
+    assert setup.slack.statuses(C, setup.thread_ts) == []
+
+
 def test_clear_drops_unsent_lines_and_clears_a_shown_status(setup: Setup) -> None:
     shown = setup.board.thread(C, setup.thread_ts, setup.placeholder_ts)
     shown.set("Planning…")
@@ -111,3 +124,4 @@ def test_the_sender_thread_delivers_without_anyone_pumping() -> None:
         slack.wait_for(lambda: slack.statuses(C, ts) == ["Planning…"])
         status.clear()
         slack.wait_for(lambda: slack.statuses(C, ts) == ["Planning…", ""])
+        board.close()
