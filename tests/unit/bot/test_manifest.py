@@ -32,7 +32,7 @@ from bot.testing.slack_scopes import METHOD_SCOPES
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = ROOT / "tests" / "fixtures" / "slack" / "manifest-schema"
 SCHEMA_URL = "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/"
-CODE = [ROOT / "bot", ROOT / "connectors", ROOT / "graph_flows"]
+CODE = [ROOT / "bot", ROOT / "connectors", ROOT / "graph_flows", ROOT / "evals"]
 NOT_APP_CODE = ROOT / "bot" / "testing"  # the emulator itself
 # Calls Bolt makes for us: `App(...)` checks the token; `say(...)` posts in the event's channel.
 BOLT_CALLS = {"auth.test", "chat.postMessage"}
