@@ -30,7 +30,7 @@ TRANSIENT_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_una
 ASSISTANT, PLACEHOLDER, HIDDEN = "assistant", "placeholder", "hidden"
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: two jobs may share a thread
 class _Line:
     """One thread's status: where it is shown and what is still to send."""
 
