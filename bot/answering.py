@@ -27,7 +27,7 @@ from bot.jobs import CANCELLED, COMMAND, EDIT, MAX_ATTEMPTS, Job, JobQueue
 from bot.logcontext import log_context
 from bot.mrkdwn import clip, escape
 from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answer
-from bot.status import ThreadStatus
+from bot.status import StatusBoard
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,11 @@ class Answerer:
         investigator: Asks,
         askers: AskerDirectory,
         audience: ChannelAudience | None = None,
+        status: StatusBoard | None = None,
     ) -> None:
         self._client, self._jobs, self._investigator, self._askers = client, jobs, investigator, askers
         self._audience = audience
+        self._status = status or StatusBoard(client)
 
     def run(self, job: Job, worker: str) -> None:
         context = {
@@ -145,7 +147,7 @@ class Answerer:
 
     def _investigate(self, job: Job, worker: str) -> dict[str, Any]:
         asker = self._askers.resolve(job.team, job.user)
-        status = ThreadStatus(self._client, job.channel, job.thread_ts or "", job.placeholder_ts)
+        status = self._status.thread(job.channel, job.thread_ts or "", job.placeholder_ts)
         status.set(PLACEHOLDER)
 
         def progress(step: dict[str, Any]) -> None:
@@ -157,10 +159,12 @@ class Answerer:
         principals = asker.principals
         if self._audience is not None:
             principals = self._audience.principals(job.team, job.channel, principals)
-        out = self._investigator.ask(
-            job.thread_id, job.text, asker=asker.label, principals=principals, progress=progress
-        )
-        status.clear()
+        try:
+            out = self._investigator.ask(
+                job.thread_id, job.text, asker=asker.label, principals=principals, progress=progress
+            )
+        finally:
+            status.clear()  # before the answer or apology replaces the placeholder
         result = {"question": job.text, "answer": out["answer"], "trace": out.get("trace") or []}
         self._jobs.save_result(job.id, worker, result)
         for note in asker.notes:

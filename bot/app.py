@@ -13,6 +13,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.deps import BotDeps
@@ -50,17 +51,26 @@ def _log_retries(request: BoltRequest, next_: Callable[[], BoltResponse]) -> Bol
     return next_()
 
 
-def handle_error(error: Exception, context: BoltContext) -> None:
-    """The Bolt-side boundary: log it; tell the user where there is someone to tell (commands, clicks).
+def handle_error(error: Exception, body: dict[str, Any], context: BoltContext) -> None:
+    """The Bolt-side boundary: log it; tell the person who acted where they wait for an answer.
 
-    An event that fails here answers 500, so Slack delivers it again; the job table keeps that to one answer.
+    A command or a message button answers through its `response_url`; an App Home or modal click has none, so
+    the person gets a DM. A failed *event* tells nobody: it answers 500, Slack delivers it again, and the job
+    table keeps that to one answer (a DM per failed event would also message people who never asked anything).
     """
     log.error("listener failed", exc_info=error)
     if context.respond is not None and context.respond.response_url:
         context.respond(text=ERROR_REPLY, response_type="ephemeral", replace_original=False)
-    elif context.user_id and context.client is not None:  # an App Home click has no response_url: DM them
-        channel = context.client.conversations_open(users=context.user_id)["channel"]["id"]
-        context.client.chat_postMessage(channel=channel, text=ERROR_REPLY)
+    elif _is_view_click(body) and context.user_id and context.client is not None:
+        try:
+            channel = context.client.conversations_open(users=context.user_id)["channel"]["id"]
+            context.client.chat_postMessage(channel=channel, text=ERROR_REPLY)
+        except SlackApiError as exc:
+            log.warning("error reply not sent", extra={"error": exc.response.get("error")})
+
+
+def _is_view_click(body: dict[str, Any]) -> bool:
+    return body.get("type") == "block_actions" and bool(body.get("view"))
 
 
 def build_app(settings: Settings, deps: BotDeps, *, client: WebClient | None = None) -> App:

@@ -1,14 +1,21 @@
 """Who is asking, and what they may see: the Slack user's verified email (from the bot's own `users.info`
 call) gives the directory-trusted principals, linked OAuth accounts add theirs. Nothing in the question, and
 nothing the model says, can change whose identity is used.
+
+`users.info` answers are cached for `USER_TTL_S` (Tier 4, but a `channel`-policy answer looks up every member
+of a large channel): concurrent lookups of one user make one call, and a failed call is not cached.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from cachetools import TTLCache, cached
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -18,6 +25,8 @@ from connectors.base import PUBLIC
 log = logging.getLogger(__name__)
 
 PrincipalsForEmail = Callable[[str], frozenset[str]]
+USER_TTL_S = 300.0
+MAX_CACHED_USERS = 50_000
 
 
 class UnknownAsker(Exception):
@@ -43,27 +52,37 @@ class AskerDirectory:
         principals_for_email: PrincipalsForEmail,
         resolver: PrincipalResolver | None = None,
         linker: AccountLinker | None = None,
+        *,
+        ttl_s: float = USER_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client, self._for_email, self._resolver = client, principals_for_email, resolver
         self._linker = linker
+        users: TTLCache[str, dict[str, Any]] = TTLCache(MAX_CACHED_USERS, ttl_s, timer=clock)
+        self._user = cached(users, condition=threading.Condition())(self._fetch_user)
 
-    def resolve(self, team: str, user: str) -> Asker:
+    def resolve(self, team: str, user: str, *, notes: bool = True) -> Asker:
+        """The user's principals; `notes=False` skips the link nudges (channel members who did not ask)."""
         if user.startswith("B"):  # another app's bot id (answer_bots): what everyone may see
             return Asker(user, None, frozenset({PUBLIC}))
-        try:
-            found = self._client.users_info(user=user)["user"]
-        except SlackApiError as exc:
-            raise UnknownAsker(user) from exc
+        found = self._user(user)
         email = None if found.get("is_bot") else (found.get("profile") or {}).get("email")
         principals = set(self._for_email(email)) if email else {PUBLIC}
-        notes: list[str] = []
+        told: list[str] = []
         if self._resolver is not None and not found.get("is_bot"):
             resolved = self._resolver.resolve(team, user, email)
             principals |= resolved.principals
-            notes = [problem.message for problem in resolved.problems]
-            notes += self._unlinked_notes(team, user)
-        log.info("asker resolved", extra={"principals": len(principals), "linked_problems": len(notes)})
-        return Asker(user, email, frozenset(principals), notes)
+            if notes:
+                told = [problem.message for problem in resolved.problems]
+                told += self._unlinked_notes(team, user)
+        log.info("asker resolved", extra={"principals": len(principals), "linked_problems": len(told)})
+        return Asker(user, email, frozenset(principals), told)
+
+    def _fetch_user(self, user: str) -> dict[str, Any]:
+        try:
+            return dict(self._client.users_info(user=user)["user"])
+        except SlackApiError as exc:
+            raise UnknownAsker(user) from exc
 
     def _unlinked_notes(self, team: str, user: str) -> list[str]:
         """A private nudge per OAuth source the asker has not connected: without it, only what anyone may see

@@ -6,22 +6,34 @@
   the answer can be posted for everyone.
 
 DMs are always `asker`: the only audience is the asker.
+
+A channel's member list is cached for `MEMBERS_TTL_S` (one `conversations.members` walk per channel, however
+many questions arrive at once); a member who joined since may read an answer computed without them for at most
+that long. A member Slack will not describe counts as seeing only public documents, which narrows, never widens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import logging
+import threading
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from cachetools import TTLCache, cached
 from slack_sdk import WebClient
 from sqlalchemy import Column, DateTime, Engine, MetaData, String, Table, delete, insert, select
 
-from bot.askers import AskerDirectory
+from bot.askers import AskerDirectory, UnknownAsker
 from connectors.base import PUBLIC
+
+log = logging.getLogger(__name__)
 
 Policy = Literal["asker", "channel"]
 POLICIES: tuple[Policy, ...] = ("asker", "channel")
+MEMBERS_TTL_S = 60.0
+MAX_CACHED_CHANNELS = 10_000
 PRIVATE_NOTE = (
     "I've sent you the answer privately: it relies on documents not everyone in this channel can open."
 )
@@ -45,8 +57,14 @@ class ChannelAudience:
         client: WebClient,
         askers: AskerDirectory,
         is_public: Callable[[str], bool],
+        *,
+        ttl_s: float = MEMBERS_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._engine, self._client, self._askers, self._is_public = engine, client, askers, is_public
+        members: TTLCache[str, tuple[str, ...]] = TTLCache(MAX_CACHED_CHANNELS, ttl_s, timer=clock)
+        self._members = cached(members, condition=threading.Condition())(self._fetch_members)
+        self._self_id: str | None = None
         _metadata.create_all(engine)
 
     def policy(self, team: str, channel: str) -> Policy:
@@ -81,10 +99,23 @@ class ChannelAudience:
             return asker_principals
         shared = set(asker_principals)
         for member in self._members(channel):
-            if member.startswith(("B", "USLACKBOT")):
+            if member.startswith(("B", "USLACKBOT")) or member == self._own_user_id():
                 continue
-            shared &= self._askers.resolve(team, member).principals
+            shared &= self._member_principals(team, member)
         return frozenset(shared | {PUBLIC})
+
+    def _own_user_id(self) -> str:
+        """Sleuth's own bot user is a member of every channel it answers in; it is not an audience."""
+        if self._self_id is None:
+            self._self_id = str(self._client.auth_test()["user_id"])
+        return self._self_id
+
+    def _member_principals(self, team: str, member: str) -> frozenset[str]:
+        try:
+            return self._askers.resolve(team, member, notes=False).principals
+        except UnknownAsker:
+            log.warning("channel member not resolved; counted as public only", extra={"member": member})
+            return frozenset({PUBLIC})
 
     def needs_private(self, team: str, channel: str, answer: dict[str, Any]) -> bool:
         """Under `asker`, an answer in a channel that cites anything non-public goes to the asker only."""
@@ -92,14 +123,15 @@ class ChannelAudience:
             return False
         return not all(self._is_public(s["doc_id"]) for s in _cited(answer))
 
-    def _members(self, channel: str) -> Iterable[str]:
+    def _fetch_members(self, channel: str) -> tuple[str, ...]:
+        members: list[str] = []
         cursor = None
         while True:
             page = self._client.conversations_members(channel=channel, cursor=cursor, limit=200)
-            yield from page.get("members", [])
+            members += page.get("members", [])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
-                return
+                return tuple(members)
 
 
 def _cited(answer: dict[str, Any]) -> list[dict[str, Any]]:

@@ -38,11 +38,19 @@ def _runtime() -> Runtime:
 
 
 def _configure_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.ERROR,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+    logging.getLogger().setLevel(logging.INFO if verbose else logging.ERROR)
+
+
+def _verbose_option(value: bool) -> None:
+    if value:
+        _configure_logging(True)
+
+
+# Every command takes `-v` after its name too (`sleuth serve -v`), as the group does before it (`sleuth -v serve`).
+Verbose = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr", callback=_verbose_option)
+]
 
 
 @app.callback()
@@ -53,7 +61,10 @@ def _main(
 
 
 @app.command()
-def sync(source: Annotated[str | None, typer.Argument(help="Source name; default all")] = None) -> None:
+def sync(
+    source: Annotated[str | None, typer.Argument(help="Source name; default all")] = None,
+    verbose: Verbose = False,
+) -> None:
     """Pull every source (or one) into the knowledge store, incrementally."""
     rt = _runtime()
     names = [source] if source else [e.name for e in rt.sources()]
@@ -115,6 +126,7 @@ def ask(
     thread: Annotated[str | None, typer.Option("--thread", help="Thread id to continue")] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Show every round")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Verbose = False,
 ) -> None:
     """Ask one question (a new thread unless --thread names one)."""
     rt = _runtime()
@@ -131,6 +143,7 @@ def ask(
 @app.command()
 def chat(
     as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io",
+    verbose: Verbose = False,
 ) -> None:
     """An interactive thread: every line is a turn of the same investigation; an empty line or Ctrl-D ends it."""
     rt = _runtime()
@@ -161,7 +174,7 @@ def print_answer(out: dict, *, show_trace: bool = False) -> None:
 
 
 @app.command()
-def demo() -> None:
+def demo(verbose: Verbose = False) -> None:
     """Index the demo corpus and play a scripted thread, offline (what `make demo` runs)."""
     from bot.demo_slack import run_slack_demo
 
@@ -172,7 +185,9 @@ def demo() -> None:
 
 
 @app.command()
-def gaps(days: Annotated[int, typer.Option(help="Look back this many days")] = 30) -> None:
+def gaps(
+    days: Annotated[int, typer.Option(help="Look back this many days")] = 30, verbose: Verbose = False
+) -> None:
     """Recurring open gaps: questions the sources could not answer, most frequent first."""
     from datetime import UTC, datetime, timedelta
 
@@ -191,6 +206,7 @@ app.add_typer(audit_app, name="audit")
 @audit_app.command("permissions")
 def audit_permissions_command(
     probes: Annotated[int | None, typer.Option("--probes", help="Stop after this many probes")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
     from evals.audit import audit_permissions
@@ -239,6 +255,7 @@ def sources_add(
         list[str] | None, typer.Option("--set", help="Any config field: key=value (repeatable)")
     ] = None,
     interval: Annotated[int, typer.Option(help="Seconds between scheduled syncs")] = 3600,
+    verbose: Verbose = False,
 ) -> None:
     """Add a source. Secrets go to the encrypted vault; the catalog keeps only a reference."""
     import os
@@ -265,7 +282,7 @@ def sources_add(
 
 
 @sources_app.command("remove")
-def sources_remove(name: Annotated[str, typer.Argument()]) -> None:
+def sources_remove(name: Annotated[str, typer.Argument()], verbose: Verbose = False) -> None:
     """Remove a source, its secrets and everything indexed from it."""
     rt = _runtime()
     if not rt.catalog.remove(name):
@@ -276,14 +293,14 @@ def sources_remove(name: Annotated[str, typer.Argument()]) -> None:
 
 
 @sources_app.command("sync")
-def sources_sync(name: Annotated[str, typer.Argument()]) -> None:
+def sources_sync(name: Annotated[str, typer.Argument()], verbose: Verbose = False) -> None:
     """Sync one source now."""
     summary = run_sync(_runtime(), name)
     raise typer.Exit(1 if summary.status == "error" else 0)
 
 
 @sources_app.command("list")
-def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Verbose = False) -> None:
     """Configured sources with their last sync, counts and failures."""
     rt = _runtime()
     status = rt.sync_service.status()
@@ -313,8 +330,18 @@ def sources_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
 
 
 @app.command()
-def doctor(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing)."""
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    slack: Annotated[
+        bool, typer.Option("--slack", help="Check the live Slack setup (token, scopes, secret, public URL)")
+    ] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing); with --slack,
+    checks the Slack setup against Slack and the public URL, and says what to fix."""
+    if slack:
+        _doctor_slack(as_json)
+        return
     rt = _runtime()
     s = rt.settings
     try:
@@ -346,6 +373,21 @@ def doctor(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     console.print(table)
 
 
+def _doctor_slack(as_json: bool) -> None:
+    from bot.slack_doctor import check_slack
+
+    checks = check_slack(Settings())
+    if as_json:
+        typer.echo(json.dumps([c.as_dict() for c in checks]))
+    else:
+        colour = {"ok": "green", "warn": "yellow", "fail": "red"}
+        for c in checks:
+            console.print(f"[{colour[c.status]}]{c.status:>4}[/] {c.name}: {c.detail}", highlight=False)
+            if c.fix:
+                console.print(f"      fix: {c.fix}", highlight=False)
+    raise typer.Exit(1 if any(c.status == "fail" for c in checks) else 0)
+
+
 @app.command()
 def bench(
     sets: Annotated[list[str] | None, typer.Option("--set", help="2wiki musique hotpotqa acme all")] = None,
@@ -370,6 +412,7 @@ def bench(
     slack: Annotated[
         int | None, typer.Option("--slack", help="Instead: ack latency under N concurrent Slack questions")
     ] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
     from datetime import UTC, datetime
@@ -433,6 +476,7 @@ def bench(
 @app.command()
 def serve(
     workers: Annotated[int, typer.Option("--workers", help="Job worker threads in this process")] = 4,
+    verbose: Verbose = False,
 ) -> None:
     """Run the Slack bot: HTTP on SLEUTH_HOST:SLEUTH_PORT, or Socket Mode when SLEUTH_SLACK_APP_TOKEN is set."""
     from bot.logcontext import install

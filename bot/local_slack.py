@@ -21,7 +21,7 @@ from bot.server import EVENTS_PATH, SlackBot
 from bot.testing.http_server import serve_asgi
 from bot.testing.slack_emulator import SlackEmulator
 
-LOCAL_SIGNING_SECRET = "sleuth-local-signing-secret"
+LOCAL_SIGNING_SECRET = "51e07b0a7c0d4f6e9a8b3c2d1e0f4a5b"  # the format of a real one (32 hex)
 GENERAL = "C0GENERAL"
 
 
@@ -67,3 +67,4 @@ def local_bot(
             yield bot
         finally:
             bot.pool.stop()
+            bot.status.close()

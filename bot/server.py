@@ -9,6 +9,7 @@ the database, so several `sleuth serve` processes can sit behind one load balanc
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -35,6 +36,7 @@ from bot.oauth_routes import oauth_routes
 from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
+from bot.status import StatusBoard
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
 
@@ -94,7 +96,10 @@ class SlackBot:
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
         self.deps.audience = self.audience
-        self.answerer = Answerer(self.client, self.jobs, rt.investigator, askers, self.audience)
+        self.status = StatusBoard(self.client, interval_s=settings.slack_status_interval_s)
+        self.answerer = Answerer(
+            self.client, self.jobs, rt.investigator, askers, self.audience, status=self.status
+        )
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
         self.asgi = build_asgi(self.app, linker=linker)
 
@@ -119,7 +124,7 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
     """Runs until interrupted: workers, plus HTTP on settings.host:port (Socket Mode adds a websocket)."""
     settings = rt.settings
     bot = SlackBot(rt, linker=linker, workers=workers)
-    with bot.pool, SyncScheduler(rt.sync_service):
+    with bot.pool, SyncScheduler(rt.sync_service), contextlib.closing(bot.status):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")

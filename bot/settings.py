@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.identity.linking import OAuthSourceConfig
+from bot.status import STATUS_INTERVAL_S
 from connectors.database import sqlite_url
 from graph_flows.config import FlowConfig
 
@@ -23,8 +24,12 @@ class EmbedderConfig(BaseModel):
 
 
 class Settings(BaseSettings):
+    """`extra="ignore"`: a `.env` is often shared with other tools, or holds the `JIRA_TOKEN` that
+    `sleuth sources add --token-env JIRA_TOKEN` names, so keys that are not Sleuth's fields are left alone
+    instead of stopping start-up with "Extra inputs are not permitted"."""
+
     model_config = SettingsConfigDict(
-        env_prefix="SLEUTH_", env_file=".env", env_nested_delimiter="__", extra="forbid"
+        env_prefix="SLEUTH_", env_file=".env", env_nested_delimiter="__", extra="ignore"
     )
 
     data_dir: Path = Path(".sleuth")
@@ -39,6 +44,9 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = None  # set -> Socket Mode
     slack_signing_secret: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
+    slack_status_interval_s: float = (
+        STATUS_INTERVAL_S  # at most one thread-status update per channel this often
+    )
     answer_bots: bool = False  # answer other bots' messages
     admin_users: list[str] = Field(default_factory=list)  # Slack user ids with admin rights in Sleuth
     public_url: str = "http://127.0.0.1:3000"  # where Slack and OAuth providers reach `sleuth serve`

@@ -20,7 +20,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from types import TracebackType
@@ -29,10 +29,12 @@ from urllib.parse import urlencode
 
 import httpx
 
+from bot.manifest import bot_scopes, load_manifest
 from bot.testing import slack_payloads as payloads
 from bot.testing.slack_http import Reply, make_handler
 from bot.testing.slack_interactivity import InteractivityMixin
 from bot.testing.slack_limits import ApiError
+from bot.testing.slack_scopes import METHOD_SCOPES, check_scopes
 from bot.testing.slack_web_api import SlackWebApi, normalize_params
 from bot.testing.slack_workspace import Channel, SlackWorkspace, User
 
@@ -66,12 +68,17 @@ class _Fault:
 
 
 class SlackEmulator(InteractivityMixin):
-    """Slack's Web API, Events API and interactivity for one workspace with one installed bot."""
+    """Slack's Web API, Events API and interactivity for one workspace with one installed bot.
+
+    The bot token carries `scopes` (default: exactly those in bot/manifest.yaml); a method called without one of
+    the scopes it needs answers `missing_scope`, and every answer carries `x-oauth-scopes` as Slack's does.
+    """
 
     def __init__(
         self,
         *,
         bot_token: str = DEFAULT_BOT_TOKEN,
+        scopes: Iterable[str] | None = None,
         team_id: str = "T0SLEUTH1",
         team_name: str = "Acme",
         bot_user_id: str = "UBOT",
@@ -80,6 +87,7 @@ class SlackEmulator(InteractivityMixin):
         delivery_timeout_s: float = 30.0,
     ) -> None:
         self.bot_token = bot_token
+        self.scopes = frozenset(bot_scopes(load_manifest()) if scopes is None else scopes)
         self.workspace = SlackWorkspace(
             team_id=team_id, team_name=team_name, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id
         )
@@ -445,7 +453,8 @@ class SlackEmulator(InteractivityMixin):
     # -- HTTP side ---------------------------------------------------------------------------------------
 
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
-        """One Web API request: auth, injected faults, then the method; records the call and wakes waiters."""
+        """One Web API request: auth, scopes, injected faults, then the method; records the call and wakes
+        waiters."""
         headers: dict[str, str] = {}
         with self._changed:
             with contextlib.suppress(ApiError):  # undecodable: recorded raw, and the call answers the error
@@ -457,6 +466,9 @@ class SlackEmulator(InteractivityMixin):
                     raise ApiError("not_authed")
                 if token != self.bot_token:
                     raise ApiError("invalid_auth")
+                headers["x-oauth-scopes"] = ",".join(sorted(self.scopes))
+                headers["x-accepted-oauth-scopes"] = ",".join(METHOD_SCOPES.get(method, ()))
+                check_scopes(method, self.scopes)
                 if faults:
                     fault = faults.pop(0)
                     if fault.retry_after is not None:

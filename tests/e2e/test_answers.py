@@ -42,8 +42,9 @@ def test_mention_gets_one_threaded_answer_with_citations(env: SlackEnv) -> None:
     assert "*Sources*" in shown and "Confidence" in shown and "[1]" in answer["blocks"][0]["text"]["text"]
     assert len(env.slack.bot_messages(GENERAL, ts)) == 1  # the placeholder became the answer
     assert [d.kind for d in env.slack.deliveries].count("events") == 2  # app_mention + message: one job
-    statuses = env.slack.statuses(GENERAL, ts)
-    assert any(s.startswith("Round 1: reading ") for s in statuses) and statuses[-1] == ""
+    statuses = env.slack.wait_for(lambda: (s := env.slack.statuses(GENERAL, ts)) and s[-1] == "" and s)
+    assert statuses[0] == PLACEHOLDER  # later lines are coalesced and rate limited (tests/integration)
+    assert all(s.startswith(("Round ", "Planning", "Writing")) for s in statuses[1:-1])
 
 
 def test_a_question_the_corpus_cannot_answer_lists_open_gaps(env: SlackEnv) -> None:

@@ -3,10 +3,9 @@ from __future__ import annotations
 from slack_bolt import App
 
 from bot.deps import BotDeps
-from bot.listeners.events import app_home_opened, app_mention, assistant_thread
+from bot.listeners.events import app_home_opened, app_mention
 
 
 def register(app: App, deps: BotDeps) -> None:
     app_mention.register(app, deps)
     app_home_opened.register(app, deps)
-    assistant_thread.register(app, deps)

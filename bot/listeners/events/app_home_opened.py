@@ -1,4 +1,8 @@
-"""App Home: the Messages tab (agent view) gets suggested prompts; the Home tab gets Sleuth's home view."""
+"""App Home: the Messages tab (agent view) gets suggested prompts; the Home tab gets Sleuth's home view.
+
+Under `agent_view` opening the Messages tab replaces the legacy `assistant_thread_started` event, and the prompts
+call takes no `thread_ts` (Slack documents that one makes it fail silently for agent apps).
+"""
 
 from __future__ import annotations
 

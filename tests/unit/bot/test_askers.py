@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import pytest
 from pydantic import SecretStr
+from slack_sdk.errors import SlackApiError
 
-from bot.askers import AskerDirectory
+from bot.askers import AskerDirectory, UnknownAsker
 from bot.identity import OAuthSourceConfig
 
 
@@ -55,3 +57,36 @@ def test_unlinked_sources_get_a_private_nudge_and_no_principals() -> None:
     asker = directory.resolve("T1", "U1")
     assert asker.principals == {"public", "user:carol@acme.io", "user:carol@jira"}
     assert len(asker.notes) == 1 and "/sleuth link github" in asker.notes[0]
+
+
+class CountingSlack:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.fail = False
+
+    def users_info(self, user: str) -> dict[str, Any]:
+        self.calls.append(user)
+        if self.fail:
+            raise SlackApiError("ratelimited", {"ok": False, "error": "ratelimited"})
+        return {"user": {"id": user, "profile": {"email": f"{user.lower()}@acme.io"}}}
+
+
+def test_users_info_is_cached_per_user_for_the_ttl_and_failures_are_not() -> None:
+    now = [0.0]
+    slack = CountingSlack()
+    directory = AskerDirectory(
+        slack, lambda email: frozenset({f"user:{email}"}), ttl_s=300, clock=lambda: now[0]
+    )  # type: ignore[arg-type]
+
+    directory.resolve("T1", "U1")
+    directory.resolve("T1", "U1")
+    directory.resolve("T1", "U2")
+    assert slack.calls == ["U1", "U2"]
+
+    now[0] = 301.0
+    slack.fail = True
+    with pytest.raises(UnknownAsker):
+        directory.resolve("T1", "U1")
+    slack.fail = False
+    assert directory.resolve("T1", "U1").email == "u1@acme.io"
+    assert slack.calls == ["U1", "U2", "U1", "U1"]
