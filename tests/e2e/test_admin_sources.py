@@ -35,7 +35,7 @@ def test_an_admin_adds_a_source_in_app_home_and_sees_it_sync(make_env: EnvFactor
     def synced() -> str | None:
         view = env.slack.home_view(dana)
         text = format_message(view) if view else ""
-        return text if "*handbook* (folder) · ok · 4 documents" in text else None
+        return text if "*handbook* (folder) · ok · 7 documents" in text else None
 
     assert env.slack.wait_for(synced, timeout=WAIT_S)
     assert env.bot.runtime.catalog.get("handbook") is not None
