@@ -33,6 +33,7 @@ CITED_TOP_K = 5
 HOP_SEEDS = 5  # BM25 passages a naive hop starts from
 HOP_PER_SEED = 2  # mentioned passages added after each seed
 BENCH_ASKER = "bench@sleuth.local"
+BENCH_TIME_BUDGET_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ class Outcome:
 def build_investigator(
     store: KnowledgeStore, flow_settings: FlowConfig | None = None, *, reasoner: Reasoner | None = None
 ) -> Investigator:
-    """The Investigator as the bot builds it, minus what a bench must not have: checkpointer and gap log."""
-    settings = flow_settings or FlowConfig()
+    """The Investigator as the bot builds it, minus what a bench must not have: checkpointer and gap log. The
+    bench's time budget is generous so a loaded machine changes the latency columns, not the answers."""
+    settings = flow_settings or FlowConfig(time_budget_s=BENCH_TIME_BUDGET_S)
     flow = build_flow(store, reasoner or OfflineReasoner(), settings, checkpointer=None, gap_log=None)
     return Investigator(flow=flow, flow_settings=settings)
 

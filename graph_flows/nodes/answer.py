@@ -48,6 +48,7 @@ def answer(
     ]
     conflicts = find_conflicts(kept, pool)
     kept = _prefer_newest(kept, conflicts)
+    kept = list({(s.text, tuple(s.cites)): s for s in kept}.values())  # the newest side may already be stated
     lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]
     for conflict in conflicts:
         for side in conflict["sides"]:

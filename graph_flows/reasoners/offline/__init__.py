@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph_flows.reasoners.base import Composition, Lexicon, PlanProposal, ReflectionProposal
-from graph_flows.reasoners.offline.compose import compose
-from graph_flows.reasoners.offline.plan import plan
-from graph_flows.reasoners.offline.reflect import reflect
+from graph_flows.reasoners.offline import compose, plan, reflect
 from graph_flows.state import Evidence, TurnRecord
 
 
@@ -25,12 +23,12 @@ class OfflineReasoner:
         self.max_seeds = max_seeds
 
     def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
-        return plan(question, history, lexicon)
+        return plan.plan(question, history, lexicon)
 
     def reflect(
         self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
     ) -> ReflectionProposal:
-        return reflect(plan, evidence, lexicon, max_seeds=self.max_seeds)
+        return reflect.reflect(plan, evidence, lexicon, max_seeds=self.max_seeds)
 
     def compose(
         self,
@@ -40,7 +38,7 @@ class OfflineReasoner:
         *,
         lexicon: Lexicon,
     ) -> Composition:
-        return compose(plan, evidence, established, lexicon)
+        return compose.compose(plan, evidence, established, lexicon)
 
 
 __all__ = ["OfflineReasoner"]

@@ -69,6 +69,11 @@ def compose(
                     for text, cited in listed:
                         say(text, cited, aspect["id"])
                     continue
+            if len(chain) > 1:
+                # after a hop the question's own names belong to the first link; this passage answers the
+                # relation ("the father's place of death"), so the relation's words pick its unit
+                named = {t for name in aspect["entities"] for t in term_set(name)}
+                weights = {t: v for t, v in weights.items() if t not in named} or weights
             others = _other_sides(plan, aspect)
             asked = aspect["text"] if plan.get("comparison") else question  # a side is read for itself
             # a compared side is described from all its page says; a fact comes from the passage that holds it

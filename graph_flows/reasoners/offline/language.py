@@ -214,11 +214,24 @@ def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]
     return sorted(spans)
 
 
+_AGE = re.compile(r"\b(younger|youngest|older|oldest)\b", re.I)
+
+
+def pick_words(question: str) -> list[str]:
+    """The words by which a comparison picks a side ("later", "first", "larger")."""
+    return [m.group(0) for m in (*_PICK_LOW.finditer(question), *_PICK_HIGH.finditer(question))]
+
+
+def implied_terms(question: str) -> list[str]:
+    """What a pick word asks of each side without saying it: age is a birth date."""
+    return ["birth"] if _AGE.search(question) else []
+
+
 def pick_direction(question: str) -> str | None:
     """ "low" when the question asks for the first/smaller side, "high" for the later/larger one."""
     low, high = _PICK_LOW.search(question), _PICK_HIGH.search(question)
     if low and (not high or low.start() < high.start()):
-        return "low"
+        return "low"  # "older" sits here: the older one was born first
     return "high" if high else None
 
 

@@ -15,7 +15,9 @@ from graph_flows.reasoners.offline.language import (
     QUOTED,
     comparison_sides,
     followup_question,
+    implied_terms,
     is_followup,
+    pick_words,
     words_for,
 )
 from graph_flows.state import Aspect, TurnRecord
@@ -39,8 +41,10 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
     aspects: list[Aspect]
     if sides:
         side_terms = {t for side in sides for t in terms(side)}
-        operators = set(terms(" ".join(COMPARISON.findall(q))))  # "differ", "compare": how, not what
+        # "differ", "compare", "later", "first": how the sides are weighed, not what is asked of each
+        operators = set(terms(" ".join([*COMPARISON.findall(q), *pick_words(q)])))
         relation = [t for t in terms(effective) if t not in side_terms and t not in operators]
+        relation += [t for t in implied_terms(q) if t not in relation]  # "younger" asks for a birth date
         aspects = [
             {
                 "id": f"a{i + 1}",

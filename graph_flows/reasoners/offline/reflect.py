@@ -349,12 +349,14 @@ def best_chain_for(
             # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule.
             if missing and (len(chain) == 1 or by_name or share < w.HOP_RELATION_SHARE):
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
-        elif relation and not describes and len(chain) == 1:
-            # No name to anchor on: the answering unit itself must carry the question's heaviest words, or say
-            # them in other words (its own dense support high enough to carry a paraphrase).
+        elif relation and not describes and (len(chain) == 1 or by_name):
+            # No name to anchor on: the answering units themselves must carry the question's heaviest words,
+            # or say them in other words (dense support high enough to carry a paraphrase).
             top = max(relation.values())
             heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
-            if any(t not in reading.covered for t in heaviest) and reading.unit_dense < w.PARAPHRASE_DENSE:
+            held = set().union(*(readings[link].covered for link in chain))
+            paraphrased = max(readings[link].unit_dense for link in chain) >= w.PARAPHRASE_DENSE
+            if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
         if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
             reading.best, kind

@@ -26,7 +26,7 @@ STRONG_LEXICAL = 0.6  # a passage covering this much of the aspect's terms is re
 MAX_CHAIN = 4  # links followed back through `parent`
 INFORMATIVE = 0.5  # relation words weighing >= half the heaviest must all occur along the chain
 KEY_TERM = 0.9  # with no name in the question, its words weighing >= this share of the heaviest ...
-PARAPHRASE_DENSE = 0.6  # ... must be in the answering unit, unless the unit's own dense support reaches this
+PARAPHRASE_DENSE = 0.75  # ... must be in the answering unit, unless the unit's own dense support reaches this
 DENSE_READ_PASSAGES = (
     3  # passages read unit by unit with the embedder per aspect (cost: their units embedded)
 )
