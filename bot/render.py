@@ -81,11 +81,13 @@ def gap_lines(gaps: list[dict[str, Any]]) -> list[str]:
 
 def conflict_lines(conflict: dict[str, Any]) -> list[str]:
     sides = sorted(conflict.get("sides", []), key=lambda s: str(s.get("updated_at") or ""), reverse=True)
-    head = f":warning: *Sources disagree:* {escape(conflict.get('about', ''))} (newest first)"
+    sides.sort(key=lambda s: bool(s.get("outdated")))  # a replaced document goes last, whatever its date
+    head = f":warning: *Sources disagree:* {escape(conflict.get('about', ''))} (current first)"
     return [head] + [
         clip(
             f"• [{s['n']}] {escape(s.get('title', ''))} (updated {escape(str(s.get('updated_at') or '?'))}, "
-            f"v{escape(str(s.get('version') or '?'))}): {escape(str(s.get('value', '')))}",
+            f"v{escape(str(s.get('version') or '?'))}{', replaced' if s.get('outdated') else ''}): "
+            f"{escape(str(s.get('value', '')))}",
             MAX_ITEM_CHARS,
         )
         for s in sides

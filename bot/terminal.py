@@ -15,11 +15,14 @@ def render_answer(out: dict[str, Any], *, show_trace: bool = False) -> Panel:
     parts: list[Any] = [Text(answer.get("text", ""))]
     for conflict in answer.get("conflicts", []):
         sides = "; ".join(
-            f"[{s['n']}] {s['title']} (updated {s['updated_at']}, v{s['version']}): {s['value']}"
+            f"[{s['n']}] {s['title']} (updated {s['updated_at']}, v{s['version']}"
+            f"{', replaced' if s.get('outdated') else ''}): {s['value']}"
             for s in conflict["sides"]
         )
         parts.append(
-            Text.from_markup(f"[yellow]Sources disagree[/] — {escape(sides)}. The newest is listed first.")
+            Text.from_markup(
+                f"[yellow]Sources disagree[/] — {escape(sides)}. The current one is listed first."
+            )
         )
     if answer.get("sources"):
         parts.append(Text.from_markup("\n[bold]Sources[/]"))

@@ -5,16 +5,20 @@ side with their dates, and confidence is computed from coverage and support, not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from connectors.text import tokens
+from connectors.text import normalise, tokens
 from graph_flows.reading import sentences, stem, term_set, value_kind, values
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.state import Evidence
 
 CONFLICT_OVERLAP = 0.6  # share of content terms two sentences must have to be about the same fact
 CONFLICT_SHARED = 3  # and at least this many terms in common
+SUCCESSOR_OVERLAP = 0.3  # a policy and the one that replaces it: the same rule reworded shares less
+SUCCESSOR_SHARED = 2
+_SUPERSEDES = re.compile(r"\b(replac(?:es|ed|ing)|supersed(?:es|ed|ing)|obsolete[sd]?|in place of)\b", re.I)
 
 
 def verify_citations(
@@ -41,6 +45,7 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
     """
     conflicts: list[dict[str, Any]] = []
     by_id = {e["id"]: e for e in pool}
+    successors = successor_of(pool)
     aspects_of: dict[str, set[str]] = {}
     for s in cited:
         for c in s.cites:
@@ -61,13 +66,21 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
             theirs = aspects_of.get(other["doc_id"])
             if theirs and sentence.aspect and sentence.aspect not in theirs:
                 continue
+            # one document replacing the other: the same rule, reworded, is still the same fact
+            related = (
+                successors.get(own["doc_id"]) == other["doc_id"]
+                or successors.get(other["doc_id"]) == own["doc_id"]
+            )
+            need, shared_min = (
+                (SUCCESSOR_OVERLAP, SUCCESSOR_SHARED) if related else (CONFLICT_OVERLAP, CONFLICT_SHARED)
+            )
             for candidate in sentences(other["text"]):
                 other_terms = _fact_terms(candidate)
                 shared = own_terms & other_terms
                 overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
                 other_values = values(candidate)
                 kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
-                if overlap < CONFLICT_OVERLAP or len(shared) < CONFLICT_SHARED or not kinds:
+                if overlap < need or len(shared) < shared_min or not kinds:
                     continue
                 if other_values & own_values:
                     continue
@@ -80,8 +93,30 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
                     key=lambda s: (s["updated_at"], _version_key(s["version"])),
                     reverse=True,
                 )
+                for side in sides:
+                    replaced_by = successors.get(by_id[side["evidence_id"]]["doc_id"])
+                    if replaced_by in {own["doc_id"], other["doc_id"]}:
+                        side["outdated"] = True
+                        sides = [s for s in sides if s is not side] + [side]  # the replaced side goes last
+                        break
                 conflicts.append({"about": _words_of(sentence.text, shared), "sides": sides})
     return conflicts
+
+
+def successor_of(pool: Sequence[Evidence]) -> dict[str, str]:
+    """old doc id -> the doc id of the passage that says it replaces it ("This policy supersedes the 2024 Travel
+    Expense Policy"): the older one is outdated whatever the dates say."""
+    titles = {normalise(e["title"]): e["doc_id"] for e in pool if len(normalise(e["title"])) > 3}
+    out: dict[str, str] = {}
+    for e in pool:
+        for sentence in sentences(e["text"]):
+            if not _SUPERSEDES.search(sentence):
+                continue
+            said = normalise(sentence)
+            for title, doc in titles.items():
+                if doc != e["doc_id"] and re.search(rf"\b{re.escape(title)}\b", said):
+                    out.setdefault(doc, e["doc_id"])
+    return out
 
 
 def confidence(

@@ -18,7 +18,10 @@ _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Ltd|Co|No)\.$")
 NUMBER = re.compile(
-    r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:%|k|m|bn|ms|s|h|days?|hours?|minutes?|weeks?|months?|years?)?"
+    r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:(?:working|business|calendar|full|school)\s)?"
+    r"(?:%|kwh|wh|kg|km/h|km|m/s|mph|cm|mm|°c|k|m|bn|ms|s|h|days?|hours?|minutes?|weeks?|months?|years?)?"
+    r"(?![\w/])",
+    re.IGNORECASE,
 )
 YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 MONTHS = [

@@ -9,6 +9,7 @@ Every call carries the asker's principals; new evidence gets thread-stable ids (
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -106,7 +107,25 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
                     break
     new = new[: flow_settings.evidence_per_round + len(plan.get("entities", []))]
     kept_docs = {e["doc_id"] for e in new}
-    for hit, via, parent, score in more[:MAX_MORE_CHUNKS]:  # a second reading of a document already chosen
+    # Second readings of documents already chosen: further search hits, and each document's best chunk for
+    # the question (a policy's first chunk names it; its third holds the rule asked about).
+    for e in list(new):
+        best, n = _best_chunk(knowledge, e["doc_id"], principals, focus)
+        skimmed += n
+        if best is not None and best.chunk_id not in have_chunks:
+            more.insert(0, (best, e["via"], e["parent"], e["score"]))
+    # A passage that says it replaces another document brings that document too: both sides of the change.
+    for e in list(new):
+        for name in _replaced_names(e["text"]):
+            for doc_id in knowledge.resolve([name], principals).get(name, [])[:1]:
+                if doc_id not in have_docs:
+                    hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+                    skimmed += n
+                    if hit is not None:
+                        have_docs.add(doc_id)
+                        kept_docs.add(doc_id)
+                        more.insert(0, (hit, "replaces", e["id"], e["score"]))
+    for hit, via, parent, score in more[: MAX_MORE_CHUNKS + len(kept_docs)]:
         if hit.doc_id in kept_docs and hit.chunk_id not in have_chunks:
             have_chunks.add(hit.chunk_id)
             counter += 1
@@ -133,6 +152,16 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         "read_docs": list(dict.fromkeys([*state["read_docs"], *(e["doc_id"] for e in new)])),
         "trace": [*state["trace"], entry],
     }
+
+
+_REPLACES = re.compile(
+    r"\b(?:replaces|supersedes|replacing|superseding|in place of)\s+(?:the\s+)?(?:\d{4}\s+)?([A-Z][^.;:()]{3,80})"
+)
+
+
+def _replaced_names(text: str) -> list[str]:
+    """Names a passage says it replaces ("This policy supersedes the 2024 Travel Expense Policy")."""
+    return [m.group(1).strip() for m in _REPLACES.finditer(text)]
 
 
 def _best_chunk(

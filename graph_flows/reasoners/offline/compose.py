@@ -16,16 +16,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.text import TICKET_KEY, normalise, short_name, tokens
-from graph_flows.reading import YEAR, Unit, has_answer_shape, term_set, values
+from graph_flows.reading import UNIT_SEPARATOR, YEAR, Unit, has_answer_shape, term_set, values
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.language import pick_direction
+from graph_flows.reasoners.offline.language import constraint_words, pick_direction
 from graph_flows.reasoners.offline.reflect import (
     context_terms,
     dense_support,
     dense_text,
     is_entity_passage,
     key_mentioned,
+    mentions_all,
     readable_units,
 )
 from graph_flows.state import Evidence
@@ -79,10 +80,11 @@ def compose(
             # a compared side is described from all its page says; a fact comes from the passage that holds it
             parts = same_document(e, evidence) if plan.get("comparison") else [e]
             picked = best_units(parts, weights, kind, asked, lexicon, avoid=others)
+            focus = constraint_words(aspect["text"])
             for unit, cited in picked[:2]:
-                say(unit_text(unit), cited, aspect["id"])
+                say(unit_text(unit, focus), cited, aspect["id"])
             if plan.get("comparison") and picked:
-                value = _comparable(unit_text(picked[0][0]), kind)
+                value = _comparable(unit_text(picked[0][0], focus), kind)
                 if value:
                     side = aspect["entities"][0] if aspect["entities"] else ""
                     side_values.append((side, value, picked[0][1]))
@@ -121,10 +123,17 @@ def closest(
     return out
 
 
-def unit_text(unit: Unit) -> str:
-    """A unit as the answer quotes it: a table row keeps its column names; a list item its heading."""
+def unit_text(unit: Unit, focus: Sequence[str] = ()) -> str:
+    """A unit as the answer quotes it: a table row keeps its column names (only the asked columns and the
+    row's label when the question names some: "Spec: Top speed · P4: 2.0 m/s", not every sibling's value);
+    a short list item its heading."""
     if unit.kind == "item" and unit.heading and len(tokens(unit.text)) < 12:
         return f"{unit.heading}: {unit.text}"
+    if unit.kind == "row" and focus:
+        cells = unit.text.split(UNIT_SEPARATOR)
+        asked = [c for c in cells[1:] if any(mentions_all([f], [c.split(":", 1)[0]]) for f in focus)]
+        if asked and len(asked) < len(cells) - 1:
+            return UNIT_SEPARATOR.join([cells[0], *dict.fromkeys(asked)])
     return unit.text
 
 

@@ -164,9 +164,13 @@ def target_phrase(question: str) -> str:
     m = _TARGET.search(question.strip())
     if m:
         return m.group(1).strip()
-    return " ".join(constraint_words(question)) or " ".join(
-        [t for t in tokens(question) if t not in STOPWORDS][-2:]
-    )
+    named = constraint_words(question)
+    if named:  # the first name with the word after it ("the Harbor project approved" -> "Harbor project")
+        m = re.search(rf"\b({re.escape(named[0])})(\s+[a-z][\w-]*)?", question, re.IGNORECASE)
+        if m:
+            follower = (m.group(2) or "").strip()
+            return m.group(1) + (f" {follower}" if follower and follower not in STOPWORDS else "")
+    return " ".join([t for t in tokens(question) if t not in STOPWORDS][-2:])
 
 
 def constraint_words(text: str) -> list[str]:

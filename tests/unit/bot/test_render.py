@@ -87,7 +87,7 @@ def test_conflicts_are_listed_newest_first() -> None:
     [message] = render_answer(_answer(conflicts=[conflict]), trace_id="t")
 
     text = next(t for t in _texts(message["blocks"]) if "Sources disagree" in t)
-    assert text.index("$375") < text.index("$300") and "(newest first)" in text
+    assert text.index("$375") < text.index("$300") and "(current first)" in text
 
 
 def test_a_huge_answer_is_split_within_limits_without_cutting_citations_or_links() -> None:
