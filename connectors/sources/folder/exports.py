@@ -165,6 +165,8 @@ def _text(main: Any) -> str:
     for heading in main.find_all(re.compile(r"^h[1-6]$")):
         heading.insert_before("\n\n" + "#" * int(heading.name[1]) + " ")
         heading.insert_after("\n\n")
+    for cell in main.find_all(["td", "th"]):
+        cell.insert_after(" | ")
     for block in main.find_all(["p", "li", "tr", "br", "div", "pre"]):
         block.insert_after("\n")
     lines = [re.sub(r"[ \t\xa0]+", " ", line).strip() for line in main.get_text().splitlines()]
