@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from connectors.base import (
     PUBLIC,
@@ -54,6 +54,12 @@ class FolderConfig(BaseModel):
     people_file: str = "people.json"
     url_base: str | None = Field(default=None, description="Public URL prefix for links; default file://")
     default_acl: list[str] = Field(default_factory=lambda: [PUBLIC], description="ACL when none is declared")
+
+    @field_validator("default_acl", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        """`--set default_acl=group:eng,user:ann@team.io` arrives as one string."""
+        return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
 
 
 class FolderConnector:

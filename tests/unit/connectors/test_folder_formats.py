@@ -23,7 +23,11 @@ CONFLUENCE = FIXTURES / "exports" / "confluence"
 
 
 def _pull(path: Path, name: str) -> list[object]:
-    pulled = FolderConnector(FolderConfig(path=path), name=name).pull(None)
+    return _pull_with(FolderConnector(FolderConfig(path=path), name=name))
+
+
+def _pull_with(connector: FolderConnector) -> list[object]:
+    pulled = connector.pull(None)
     items = []
     while True:
         try:
@@ -198,3 +202,9 @@ def test_exports_survive_pruning(make_store: Callable[..., KnowledgeStore]) -> N
         again = sync_source(store, FolderConnector(FolderConfig(path=path), name=name))
         assert first.status == again.status == "ok" and first.added == 3
         assert again.deleted == 0 and again.unchanged == 3
+
+
+def test_exports_take_the_default_acl_given_on_the_command_line() -> None:
+    config = FolderConfig.model_validate({"path": str(JIRA), "default_acl": "group:eng, user:ann@nimbus.dev"})
+    items = _pull_with(FolderConnector(config, name="shop"))
+    assert {d.acl for d in _docs(items).values()} == {frozenset({"group:shop:eng", "user:ann@nimbus.dev"})}
