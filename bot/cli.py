@@ -321,7 +321,10 @@ def sources_add(
     project: Annotated[list[str] | None, typer.Option(help="Jira project key (repeatable)")] = None,
     space: Annotated[list[str] | None, typer.Option(help="Confluence space key (repeatable)")] = None,
     repo: Annotated[list[str] | None, typer.Option(help="GitHub owner/repo (repeatable)")] = None,
-    path: Annotated[str | None, typer.Option(help="Folder path (folder sources)")] = None,
+    path: Annotated[
+        str | None,
+        typer.Option(help="Folder path (folder sources): markdown pages and tickets, exports, people.json"),
+    ] = None,
     email: Annotated[str | None, typer.Option(help="Account email for API-token auth")] = None,
     token_env: Annotated[
         str | None, typer.Option(help="Read the API token from this environment variable")
@@ -332,7 +335,11 @@ def sources_add(
     interval: Annotated[int, typer.Option(help="Seconds between scheduled syncs")] = 3600,
     verbose: Verbose = False,
 ) -> None:
-    """Add a source. Secrets go to the encrypted vault; the catalog keeps only a reference."""
+    """Add a source. Secrets go to the encrypted vault; the catalog keeps only a reference.
+
+    A folder: markdown pages (front matter `title:`) and tickets (`key:`), Jira CSV, Confluence HTML export.
+    ACLs (`acl:`) list `public`, `user:<email>` or `group:<name>`; people.json names who is in which group.
+    See "Try it on your own folder" in the README."""
     import os
 
     rt = _runtime()

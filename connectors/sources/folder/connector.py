@@ -114,11 +114,35 @@ class FolderConnector:
         exports_at = self._export_roots()
         for path in self._files():
             rel = path.relative_to(self.root).as_posix()
-            items = list(self._read(path, rel, exports_at))
-            ids.extend(i.id for i in items if isinstance(i, SourceDoc))
-            if any(isinstance(i, Failure) for i in items):
+            try:
+                ids.extend(self._ids(path, rel, exports_at))
+            except (UnreadableItem, OSError):
                 ids.extend(self._ids_for_gone(rel))  # a broken edit does not delete what was read before
         return ids
+
+    def _ids(self, path: Path, rel: str, exports_at: set[Path]) -> list[str]:
+        """The ids a file holds, without building its documents (pruning asks for every file, every run)."""
+        suffix = path.suffix.lower()
+        export = _export_of(path, exports_at)
+        if export is not None:
+            return [] if _is_export_asset(path, export) else [self.ctx.page_id(rel)]
+        if suffix in MARKDOWN:
+            front, _ = markdown.front_matter(read_text(path))
+            if front is None:
+                return []
+            return [
+                self.ctx.ticket_id(str(front["key"]).strip())
+                if markdown.is_ticket(front)
+                else self.ctx.page_id(rel)
+            ]
+        if suffix == ".csv" or (suffix == ".json" and self._expected_here(rel)):
+            items = list(self._read(path, rel, exports_at))
+            if any(isinstance(i, Failure) for i in items):
+                raise UnreadableItem("unreadable")  # keep what the file held before
+            return [i.id for i in items if isinstance(i, SourceDoc)]
+        if suffix == ".html" and exports.is_confluence_page(read_text(path)):
+            return [self.ctx.page_id(rel)]
+        return []
 
     def principals(self, identity: LinkedIdentity) -> set[str]:
         found = person_principals(self._people(), self.name, identity.account)
@@ -172,13 +196,9 @@ class FolderConnector:
         self, path: Path, rel: str, exports_at: set[Path]
     ) -> Iterator[SourceDoc | Failure | Skipped]:
         suffix = path.suffix.lower()
-        export = next((root for root in exports_at if root in path.parents), None)
+        export = _export_of(path, exports_at)
         if export is not None:
-            if (
-                suffix != ".html"
-                or path.name == "index.html"
-                or path.relative_to(export).parts[0] in (exports.EXPORT_ASSET_DIRS)
-            ):
+            if _is_export_asset(path, export):
                 yield Skipped(id=f"{self.name}:{rel}", reason="Confluence export files (index, attachments)")
                 return
             yield exports.confluence_page_doc(read_text(path), self.ctx, path)
@@ -219,6 +239,20 @@ class FolderConnector:
                 *(self.ctx.ticket_id(k) for k in TICKET_KEY.findall(Path(rel).stem)),
             ]
         return [self.ctx.ticket_id(key) for key in TICKET_KEY.findall(Path(rel).stem)]
+
+
+def _export_of(path: Path, exports_at: set[Path]) -> Path | None:
+    """The Confluence export folder a file lies in, if any."""
+    return next((root for root in exports_at if root in path.parents), None)
+
+
+def _is_export_asset(path: Path, export: Path) -> bool:
+    """index.html, attachments/, images/, styles/: parts of an export that are not pages."""
+    return (
+        path.suffix.lower() != ".html"
+        or path.name == "index.html"
+        or path.relative_to(export).parts[0] in exports.EXPORT_ASSET_DIRS
+    )
 
 
 def _skip_reason(suffix: str) -> str:
