@@ -5,10 +5,12 @@ skipped (one line), which ACL entries match nobody, and the failures (the first 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from connectors.sync import SyncSummary
+if TYPE_CHECKING:
+    from connectors.sync import SyncSummary
 
 SHOWN_IDS = 3
 
