@@ -85,7 +85,7 @@ class FolderConnector:
         try:
             read_people(self._people_path())
         except UnreadableItem as exc:
-            yield Failure(id=f"{self.name}:{self.config.people_file}", reason=str(exc))
+            yield Failure(id=f"{self.name}:{self.config.people_file}", reason=exc.reason, detail=exc.detail)
         exports_at = self._export_roots()
         for path in self._files():
             rel = path.relative_to(self.root).as_posix()

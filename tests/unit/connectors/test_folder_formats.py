@@ -208,3 +208,16 @@ def test_exports_take_the_default_acl_given_on_the_command_line() -> None:
     config = FolderConfig.model_validate({"path": str(JIRA), "default_acl": "group:eng, user:ann@nimbus.dev"})
     items = _pull_with(FolderConnector(config, name="shop"))
     assert {d.acl for d in _docs(items).values()} == {frozenset({"group:shop:eng", "user:ann@nimbus.dev"})}
+
+
+def test_a_broken_people_file_is_a_failure_and_grants_no_groups(tmp_path: Path) -> None:
+    (tmp_path / "people.json").write_text('{"users": [{"email": "ann@nimbus.dev", "groups": ["eng"]')
+    connector = FolderConnector(FolderConfig(path=tmp_path), name="team")
+    items = _pull_with(connector)
+    assert [(i.id, i.reason) for i in items if isinstance(i, Failure)] == [
+        ("team:people.json", "bad people file")
+    ]
+    assert connector.principals(LinkedIdentity(source="team", account="ann@nimbus.dev")) == {
+        "public",
+        "user:ann@nimbus.dev",
+    }
