@@ -118,3 +118,17 @@ def test_principals_come_from_the_directory(tmp_path: Path) -> None:
         "public",
         "user:eve@acme.io",
     }
+
+
+def test_wikilinks_in_a_json_tickets_text_are_links_without_a_pages_list(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "tickets/ENG-7.json",
+        '{"key": "ENG-7", "summary": "Runbook gap", "description": "Step 4 of [[Deploy Runbook]] is wrong.",'
+        ' "comments": [{"author": "ann@acme.io", "created": "2026-03-01", "body": "See [[Rollback Guide]]."}]}',
+    )
+    items, _ = _drain(folder(tmp_path))
+    (ticket,) = [i for i in items if isinstance(i, SourceDoc)]
+    links = {(link.target, link.type, link.by_name) for link in ticket.links}
+    assert {("Deploy Runbook", LinkType.LINKS_TO, True), ("Rollback Guide", LinkType.LINKS_TO, True)} <= links
+    assert "Step 4 of Deploy Runbook is wrong." in ticket.text
