@@ -205,9 +205,10 @@ def people(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Ve
             "Nobody yet: add a people file to a folder source (see README, 'Try it on your own folder')."
         )
         return
-    table = Table("email", "name", "source", "groups", "principals")
+    table = Table("email", "name", "source", "groups")
+    table.add_column("principals", overflow="fold")
     for p in found:
-        table.add_row(p.email, p.name, ", ".join(p.sources), ", ".join(p.groups), ", ".join(p.principals))
+        table.add_row(p.email, p.name, ", ".join(p.sources), ", ".join(p.groups), "\n".join(p.principals))
     console.print(table)
     default = rt.default_asker()
     console.print(f"[dim]default --as: {default or 'none (set SLEUTH_DEFAULT_ASKER)'}[/]")
