@@ -478,6 +478,7 @@ def doctor(
 
 
 def _doctor_slack(as_json: bool) -> None:
+    from bot.settings import Settings
     from bot.slack_doctor import check_slack
 
     checks = check_slack(Settings())

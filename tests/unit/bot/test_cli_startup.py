@@ -22,7 +22,6 @@ HEAVY = [
     "numpy",
     "onnxruntime",
     "slack_bolt",
-    "slack_sdk",
     "tokenizers",
 ]
 PROBE = """
