@@ -1,4 +1,9 @@
-"""The `sleuth` command. Only wiring: every command builds a Runtime and calls into the packages."""
+"""The `sleuth` command. Only wiring: every command builds a Runtime and calls into the packages.
+
+Start-up stays short: importing this module imports typer and rich only; every heavy package (the store,
+the flow, Slack, the bench) is imported inside the command that needs it, so `sleuth --help` and a mistyped
+`--as` answer at once (tests/unit/bot/test_cli_startup.py keeps it so).
+"""
 
 from __future__ import annotations
 
@@ -9,23 +14,15 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
-from bot.runtime import Runtime
-from bot.settings import Settings
-from connectors.sync import SyncSummary
+if TYPE_CHECKING:
+    from bot.runtime import Runtime
+    from connectors.sync import SyncSummary
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Sleuth: answers from your wiki and tickets."
@@ -34,6 +31,9 @@ console = Console()
 
 
 def _runtime() -> Runtime:
+    from bot.runtime import Runtime
+    from bot.settings import Settings
+
     return Runtime(Settings())
 
 
@@ -71,12 +71,21 @@ def sync(
     failed = False
     for name in names:
         summary = run_sync(rt, name)
-        failed |= summary.status == "error"
+        failed |= not summary.ok
     raise typer.Exit(1 if failed else 0)
 
 
 def run_sync(rt: Runtime, name: str, *, quiet: bool = False) -> SyncSummary:
     """One source's sync through the sync service, with a progress bar and a summary table."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -102,6 +111,9 @@ def run_sync(rt: Runtime, name: str, *, quiet: bool = False) -> SyncSummary:
     return summary
 
 
+SHOWN_FAILURES = 20  # the rest: `sleuth sources failures NAME`
+
+
 def _print_summary(s: SyncSummary) -> None:
     table = Table(title=f"sync {s.source}: {s.status}", show_header=True)
     for col in ("added", "updated", "unchanged", "deleted", "failed", "chunks embedded", "seconds"):
@@ -113,16 +125,19 @@ def _print_summary(s: SyncSummary) -> None:
         )
     )
     console.print(table)
-    for f in s.failures[:20]:
-        console.print(f"  [yellow]failed[/] {f['id']}: {f['reason']}")
-    if s.error:
-        console.print(f"[red]stopped:[/] {s.error}")
+    from bot.sync_report import summary_lines
+
+    for line in summary_lines(s, shown=SHOWN_FAILURES):
+        console.print(line, highlight=False)
+
+
+AS_HELP = "Ask as this person (email); default SLEUTH_DEFAULT_ASKER. See `sleuth people`"
 
 
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question")],
-    as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io",
+    as_user: Annotated[str | None, typer.Option("--as", help=AS_HELP)] = None,
     thread: Annotated[str | None, typer.Option("--thread", help="Thread id to continue")] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Show every round")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
@@ -130,27 +145,30 @@ def ask(
 ) -> None:
     """Ask one question (a new thread unless --thread names one)."""
     rt = _runtime()
+    asker = _asker(rt, as_user)
+    principals = rt.principals_for_email(asker)
     _ensure_synced(rt)
     thread_id = thread or f"cli:{uuid.uuid4().hex[:8]}:{int(time.time())}"
-    out = rt.investigator.ask(thread_id, question, asker=as_user, principals=rt.principals_for_email(as_user))
+    out = rt.investigator.ask(thread_id, question, asker=asker, principals=principals)
     if as_json:
         typer.echo(json.dumps(out, default=str))
         return
     print_answer(out, show_trace=trace)
-    console.print(f"[dim]thread {thread_id}[/]")
+    console.print(f"[dim]thread {thread_id} as {asker}[/]")
 
 
 @app.command()
 def chat(
-    as_user: Annotated[str, typer.Option("--as", help="Ask as this user (email)")] = "carol@acme.io",
+    as_user: Annotated[str | None, typer.Option("--as", help=AS_HELP)] = None,
     verbose: Verbose = False,
 ) -> None:
     """An interactive thread: every line is a turn of the same investigation; an empty line or Ctrl-D ends it."""
     rt = _runtime()
+    asker = _asker(rt, as_user)
+    principals = rt.principals_for_email(asker)
     _ensure_synced(rt)
     thread_id = f"chat:{uuid.uuid4().hex[:8]}:{int(time.time())}"
-    principals = rt.principals_for_email(as_user)
-    console.print(f"[dim]thread {thread_id} as {as_user}; empty line to quit[/]")
+    console.print(f"[dim]thread {thread_id} as {asker}; empty line to quit[/]")
     while True:
         try:
             question = console.input("[bold]you>[/] ").strip()
@@ -158,7 +176,63 @@ def chat(
             break
         if not question:
             break
-        print_answer(rt.investigator.ask(thread_id, question, asker=as_user, principals=principals))
+        print_answer(rt.investigator.ask(thread_id, question, asker=asker, principals=principals))
+
+
+def _asker(rt: Runtime, as_user: str | None) -> str:
+    """The person a CLI question is asked as; an unknown or missing one is a usage error (exit 2)."""
+    from bot.people import AskerError, resolve_asker
+
+    try:
+        return resolve_asker(rt, as_user)
+    except AskerError as exc:
+        console.print(f"[red]--as:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+
+
+@app.command()
+def people(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Verbose = False) -> None:
+    """Who Sleuth knows (from the people files of folder sources), with their groups and principals."""
+    from bot.people import directory
+
+    rt = _runtime()
+    found = directory(rt)
+    if as_json:
+        typer.echo(json.dumps([p.as_dict() for p in found]))
+        return
+    if not found:
+        console.print(
+            "Nobody yet: add a people file to a folder source (see README, 'Try it on your own folder')."
+        )
+        return
+    table = Table("email", "name", "source", "groups")
+    table.add_column("principals", overflow="fold")
+    for p in found:
+        table.add_row(p.email, p.name, ", ".join(p.sources), ", ".join(p.groups), "\n".join(p.principals))
+    console.print(table)
+    default = rt.default_asker()
+    console.print(f"[dim]default --as: {default or 'none (set SLEUTH_DEFAULT_ASKER)'}[/]")
+
+
+@app.command()
+def whoami(
+    as_user: Annotated[str | None, typer.Option("--as", help=AS_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Who a question would be asked as, with which principals, and how many documents they may see."""
+    from bot.people import visible_documents
+
+    rt = _runtime()
+    asker = _asker(rt, as_user)
+    principals = sorted(rt.principals_for_email(asker))
+    visible, total = visible_documents(rt, principals)
+    if as_json:
+        typer.echo(json.dumps({"email": asker, "principals": principals, "visible": visible, "total": total}))
+        return
+    console.print(f"[bold]{asker}[/]", highlight=False)
+    console.print("principals: " + ", ".join(principals), highlight=False)
+    console.print(f"may see {visible} of {total} indexed documents")
 
 
 def _ensure_synced(rt: Runtime) -> None:
@@ -209,6 +283,8 @@ def audit_permissions_command(
     verbose: Verbose = False,
 ) -> None:
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     from evals.audit import audit_permissions
 
     rt = _runtime()
@@ -246,7 +322,10 @@ def sources_add(
     project: Annotated[list[str] | None, typer.Option(help="Jira project key (repeatable)")] = None,
     space: Annotated[list[str] | None, typer.Option(help="Confluence space key (repeatable)")] = None,
     repo: Annotated[list[str] | None, typer.Option(help="GitHub owner/repo (repeatable)")] = None,
-    path: Annotated[str | None, typer.Option(help="Folder path (folder sources)")] = None,
+    path: Annotated[
+        str | None,
+        typer.Option(help="Folder path (folder sources): markdown pages and tickets, exports, people.json"),
+    ] = None,
     email: Annotated[str | None, typer.Option(help="Account email for API-token auth")] = None,
     token_env: Annotated[
         str | None, typer.Option(help="Read the API token from this environment variable")
@@ -257,7 +336,11 @@ def sources_add(
     interval: Annotated[int, typer.Option(help="Seconds between scheduled syncs")] = 3600,
     verbose: Verbose = False,
 ) -> None:
-    """Add a source. Secrets go to the encrypted vault; the catalog keeps only a reference."""
+    """Add a source. Secrets go to the encrypted vault; the catalog keeps only a reference.
+
+    A folder: markdown pages (front matter `title:`) and tickets (`key:`), Jira CSV, Confluence HTML export.
+    ACLs (`acl:`) list `public`, `user:<email>` or `group:<name>`; people.json names who is in which group.
+    See "Try it on your own folder" in the README."""
     import os
 
     rt = _runtime()
@@ -296,7 +379,28 @@ def sources_remove(name: Annotated[str, typer.Argument()], verbose: Verbose = Fa
 def sources_sync(name: Annotated[str, typer.Argument()], verbose: Verbose = False) -> None:
     """Sync one source now."""
     summary = run_sync(_runtime(), name)
-    raise typer.Exit(1 if summary.status == "error" else 0)
+    raise typer.Exit(0 if summary.ok else 1)
+
+
+@sources_app.command("failures")
+def sources_failures(
+    name: Annotated[str, typer.Argument()],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Every item the last sync of a source could not read, with the reason."""
+    rt = _runtime()
+    if name not in {e.name for e in rt.sources()}:
+        console.print(f"[red]no source named {name}[/]")
+        raise typer.Exit(2)
+    status = rt.sync_service.status().get(name)
+    failures = status["failures"] if status else []
+    if as_json:
+        typer.echo(json.dumps(failures))
+        return
+    for f in failures:
+        typer.echo(f"{f['id']}\t{f['reason']}")
+    console.print(f"[dim]{len(failures)} failure(s) in the last sync of {name}[/]")
 
 
 @sources_app.command("list")
@@ -374,6 +478,7 @@ def doctor(
 
 
 def _doctor_slack(as_json: bool) -> None:
+    from bot.settings import Settings
     from bot.slack_doctor import check_slack
 
     checks = check_slack(Settings())
@@ -431,6 +536,7 @@ def bench(
             typer.echo(json.dumps(numbers))
         return
 
+    from bot.settings import Settings
     from evals import DEFAULT_BENCH_DATA
     from evals.loaders import BenchDataError
     from evals.report import present, progress_bars, write_results

@@ -8,27 +8,29 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
-from bot.identity import AccountLinker
 from bot.settings import Settings
 from bot.vault import TokenVault
 from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
 from connectors.catalog import SourceCatalog, SourceEntry
 from connectors.database import make_engine
-from connectors.knowledge.embedder import build_embedder
-from connectors.knowledge.embedding import Embedder
-from connectors.knowledge.store import KnowledgeStore
-from connectors.sync_service import SyncService
-from graph_flows.flow import Investigator, build_flow, sqlite_checkpointer
-from graph_flows.gaplog import GapLog
-from graph_flows.reasoners.base import Reasoner
-from graph_flows.reasoners.offline import OfflineReasoner
+
+if TYPE_CHECKING:  # the store, the flow and OAuth are imported when first used: `sleuth --help` stays fast
+    from bot.identity import AccountLinker
+    from connectors.knowledge.embedding import Embedder
+    from connectors.knowledge.store import KnowledgeStore
+    from connectors.sync_service import SyncService
+    from graph_flows.flow import Investigator
+    from graph_flows.gaplog import GapLog
+    from graph_flows.reasoners.base import Reasoner
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SOURCE = "acme"
+DEMO_ASKER = "carol@acme.io"  # the embedded default's asker when SLEUTH_DEFAULT_ASKER is unset
 
 
 @dataclass
@@ -42,6 +44,8 @@ class Runtime:
 
     @cached_property
     def embedder(self) -> Embedder:
+        from connectors.knowledge.embedder import build_embedder
+
         cfg = self.settings.embedder
         options: dict[str, object] = {}
         if cfg.kind == "openai":
@@ -55,12 +59,15 @@ class Runtime:
     @cached_property
     def store(self) -> KnowledgeStore:
         from connectors.knowledge.chunks import ChunkVectors
+        from connectors.knowledge.store import KnowledgeStore
 
         vectors = ChunkVectors(self.embedder, path=self.settings.chroma_path, url=self.settings.chroma_url)
         return KnowledgeStore(self.engine, vectors)
 
     @cached_property
     def sync_service(self) -> SyncService:
+        from connectors.sync_service import SyncService
+
         return SyncService(self.store, self.sources, self.connector)
 
     @cached_property
@@ -86,6 +93,8 @@ class Runtime:
         """Account linking for the configured OAuth sources; None when no source needs a user's own login."""
         if not self.settings.oauth_sources:
             return None
+        from bot.identity import AccountLinker
+
         redirect = f"{self.settings.public_url.rstrip('/')}/oauth/callback"
         return AccountLinker(self.engine, self.vault, self.settings.oauth_sources, redirect_uri=redirect)
 
@@ -95,14 +104,20 @@ class Runtime:
             from graph_flows.reasoners.llm import build_reasoner
 
             return build_reasoner(self.settings)
+        from graph_flows.reasoners.offline import OfflineReasoner
+
         return OfflineReasoner()
 
     @cached_property
     def gap_log(self) -> GapLog:
+        from graph_flows.gaplog import GapLog
+
         return GapLog(self.settings.data_dir / "gaps")
 
     @cached_property
     def investigator(self) -> Investigator:
+        from graph_flows.flow import Investigator, build_flow, sqlite_checkpointer
+
         flow = build_flow(
             self.store,
             self.reasoner,
@@ -122,6 +137,16 @@ class Runtime:
 
     def connectors(self) -> list[Connector]:
         return [self.connector(e.name) for e in self.sources()]
+
+    def default_asker(self) -> str | None:
+        """Whom CLI questions are asked as without --as: SLEUTH_DEFAULT_ASKER, or the demo's asker while the
+        embedded demo corpus is the only source; otherwise nobody (the CLI then asks for --as)."""
+        if self.settings.default_asker:
+            return self.settings.default_asker.strip().lower()
+        demo = [e.name for e in self.sources()] == [DEFAULT_SOURCE] and self.sources()[
+            0
+        ].added_by == "default"
+        return DEMO_ASKER if demo else None
 
     def known_people(self) -> list[str]:
         """Accounts the directory-trusted sources know (for audits); Slack users are resolved separately."""

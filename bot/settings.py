@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     chroma_url: str | None = None  # unset -> embedded PersistentClient in data_dir/chroma
     embedder: EmbedderConfig = EmbedderConfig()
     examples_dir: Path = DEFAULT_EXAMPLES  # the embedded default source when no source is configured
+    default_asker: str | None = None  # `sleuth ask/chat/whoami` without --as ask as this email
     flow: FlowConfig = FlowConfig()
 
     # Slack

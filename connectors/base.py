@@ -113,7 +113,18 @@ class Deleted(BaseModel):
 
 
 class Failure(BaseModel):
-    """One item could not be read; the run goes on and the failure is recorded."""
+    """One item could not be read; the run goes on and the failure is recorded. `reason` is what failures
+    are counted by ("bad JSON"); `detail` says where exactly ("line 3")."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    reason: str
+    detail: str = ""
+
+
+class Skipped(BaseModel):
+    """A file or item that is not a document (an image, a CSV that is not an export): no failure, but the
+    run's summary says how many were skipped and why, in one line."""
 
     model_config = ConfigDict(frozen=True)
     id: str
@@ -144,17 +155,20 @@ class Checkpoint(BaseModel):
     cursor: dict[str, JSON]
 
 
-Pulled = Generator[SourceDoc | Deleted | Failure | Checkpoint, None, Cursor]
+Pulled = Generator[SourceDoc | Deleted | Failure | Skipped | Checkpoint, None, Cursor]
 
 
 @runtime_checkable
 class Connector(Protocol):
     """A source of documents. Third-party connectors register under the entry-point group `sleuth.connectors`.
 
-    - `pull(cursor)` yields documents changed since `cursor`, deletions, failures and (optionally) mid-run
-      `Checkpoint`s, and *returns* the next cursor (a JSON dict). Sync saves it once the generator is exhausted.
+    - `pull(cursor)` yields documents changed since `cursor`, deletions, failures, skipped items and
+      (optionally) mid-run `Checkpoint`s, and *returns* the next cursor (a JSON dict). Sync saves it once the generator is exhausted.
     - `list_ids()` lists every id the source still holds and Sleuth may index (for pruning deletions).
     - `principals(identity)` resolves what a linked user may see in this source.
+    - Optional, for sources with their own directory (a folder's people file): `people()` lists its accounts
+      and `known_principals()` every principal someone holds, so sync can warn about ACL entries that match
+      nobody.
     """
 
     kind: ClassVar[str]

@@ -23,10 +23,12 @@ def connector_classes() -> dict[str, type[Any]]:
 
 
 def build_connector(kind: str, name: str, config: dict[str, Any], **extra: Any) -> Connector:
-    """Validates `config` against the connector's own pydantic model and builds it."""
-    classes = connector_classes()
-    if kind not in classes:
-        raise UnknownConnector(f"no connector of kind {kind!r}; installed: {', '.join(sorted(classes))}")
-    cls = classes[kind]
+    """Validates `config` against the connector's own pydantic model and builds it. Only this kind's module
+    is imported (each HTTP connector brings its client stack; a folder source needs none of it)."""
+    found = list(entry_points(group=GROUP, name=kind))
+    if not found:
+        installed = ", ".join(sorted(ep.name for ep in entry_points(group=GROUP)))
+        raise UnknownConnector(f"no connector of kind {kind!r}; installed: {installed}")
+    cls = found[0].load()
     parsed = cls.config_model.model_validate(config)
     return cls(parsed, name=name, **extra)

@@ -5,6 +5,11 @@
 - Deletions come from the connector (`Deleted`) and from pruning against `list_ids()`; pruning is skipped when
   listing fails, so nothing is deleted because a fetch failed.
 - One failed item is recorded and the run goes on; an error that stops the run is recorded on the source.
+  A run with failures is not "ok": it is `partial` (some documents read) or `failed` (none), with a count per
+  reason; the failures of the last finished run stay listed in the ledger (`sleuth sources failures`).
+- Skipped items (files that are not documents) are counted by reason, for one summary line.
+- When the connector knows its directory (`known_principals()`), ACL entries of its documents that match no
+  known principal are reported: those documents are invisible to everyone.
 - One sync of a source at a time, even across processes: a lease row in the database.
 """
 
@@ -13,12 +18,22 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from connectors.base import Checkpoint, Connector, ConnectorError, Cursor, Deleted, Failure, SourceDoc
+from connectors.base import (
+    Checkpoint,
+    Connector,
+    ConnectorError,
+    Cursor,
+    Deleted,
+    Failure,
+    Skipped,
+    SourceDoc,
+)
 from connectors.knowledge.store import KnowledgeStore
 
 log = logging.getLogger(__name__)
@@ -38,12 +53,27 @@ class SyncSummary:
     failed: int = 0
     chunks_embedded: int = 0
     seconds: float = 0.0
-    status: str = "ok"  # ok | error | busy
+    status: str = "ok"  # ok | partial (some failures) | failed (failures, nothing read) | error | busy
     error: str | None = None
     failures: list[dict[str, str]] = field(default_factory=list)
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> item ids
+    acl_warnings: list[dict[str, Any]] = field(default_factory=list)  # {principal, documents}
+
+    @property
+    def failures_by_reason(self) -> dict[str, int]:
+        return dict(Counter(f["reason"] for f in self.failures).most_common())
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "failures_by_reason": self.failures_by_reason}
+
+    def facts(self) -> dict[str, Any]:
+        """What the ledger keeps of a run: counts, not every failure (those are rows of their own)."""
+        kept = {k: v for k, v in self.as_dict().items() if k not in {"failures", "skipped"}}
+        return kept | {"skipped": {reason: len(ids) for reason, ids in self.skipped.items()}}
 
 
 class SyncBusy(RuntimeError):
@@ -59,16 +89,21 @@ def sync_source(
     if not store.ledger.acquire(connector.name, owner, lease=LEASE):
         summary.status = "busy"
         return summary
+    started_at = datetime.now(UTC)
     try:
         _run(store, connector, summary, progress or (lambda _e, _n: None))
+        if summary.failed:
+            read = summary.added + summary.updated + summary.unchanged
+            summary.status = "partial" if read else "failed"
+        summary.acl_warnings = unmatched_acl(store, connector)
+        store.ledger.forget_failures(connector.name, before=started_at)  # a finished run's replace the last's
     except ConnectorError as exc:
         summary.status, summary.error = "error", str(exc)
         log.warning("sync stopped", extra={"source": connector.name, "error": exc.__class__.__name__})
     finally:
         summary.seconds = round(time.perf_counter() - started, 3)
         if summary.status != "busy":
-            facts = {k: v for k, v in summary.as_dict().items() if k != "failures"}
-            store.ledger.release(connector.name, summary.status, facts)
+            store.ledger.release(connector.name, summary.status, summary.facts())
     return summary
 
 
@@ -114,9 +149,12 @@ def _run(store: KnowledgeStore, connector: Connector, summary: SyncSummary, prog
                 known.pop(item.id, None)
         elif isinstance(item, Failure):
             summary.failed += 1
-            summary.failures.append({"id": item.id, "reason": item.reason})
+            summary.failures.append({"id": item.id, "reason": item.reason, "detail": item.detail})
             log.warning("item failed", extra={"source": connector.name, "item": item.id})
-            store.ledger.record_failure(connector.name, item.id, item.reason)
+            shown = f"{item.reason} ({item.detail})" if item.detail else item.reason
+            store.ledger.record_failure(connector.name, item.id, shown)
+        elif isinstance(item, Skipped):
+            summary.skipped.setdefault(item.reason, []).append(item.id)
         elif isinstance(item, Checkpoint):
             flush()
             store.ledger.save_cursor(connector.name, item.cursor)
@@ -127,6 +165,19 @@ def _run(store: KnowledgeStore, connector: Connector, summary: SyncSummary, prog
         full = store.alias_names() != names_before
         store.relink_mentions(None if full else touched)
     summary.unchanged = max(summary.unchanged, len(known) - len(touched) - summary.failed)
+
+
+def unmatched_acl(store: KnowledgeStore, connector: Connector) -> list[dict[str, Any]]:
+    """ACL entries of the source's documents that nobody in its directory holds, with the documents that
+    carry them (each such document is visible to no one unless another entry of its ACL matches)."""
+    known = getattr(connector, "known_principals", None)
+    if known is None:
+        return []
+    held = known()
+    found = {p: docs for p, docs in store.acl_entries(connector.name).items() if p not in held}
+    if found:
+        log.warning("acl entries match nobody", extra={"source": connector.name, "entries": len(found)})
+    return [{"principal": p, "documents": docs} for p, docs in sorted(found.items())]
 
 
 def _prune(store: KnowledgeStore, connector: Connector, known: dict[str, str]) -> int:

@@ -16,15 +16,15 @@ updated_at. Tokens live in the vault, never here.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from authlib.integrations.httpx_client import OAuth2Client, OAuthError
 from pydantic import BaseModel, ConfigDict, SecretStr
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
 
@@ -33,10 +33,29 @@ from bot.identity.states import Clock, StateStore
 from bot.vault import TokenSet, TokenVault
 from connectors.base import LinkedIdentity
 
-try:
-    import httpx2 as _http  # what authlib's httpx integration uses when it is installed
-except ImportError:  # pragma: no cover - authlib falls back to httpx
-    import httpx as _http  # type: ignore[no-redef]
+if TYPE_CHECKING:
+    from authlib.integrations.httpx_client import OAuth2Client
+
+
+class _OAuthKit(NamedTuple):
+    client: Any  # authlib's OAuth2Client
+    oauth_error: Any  # authlib.integrations.httpx_client.OAuthError (has .error)
+    http_error: type[Exception]
+
+
+@functools.cache
+def _oauth() -> _OAuthKit:
+    """authlib and its HTTP stack, imported on first use: they take a quarter of a second to import, and
+    only linking needs them (not every CLI command that reads Settings). `except _oauth().oauth_error` is
+    evaluated only when something is raised."""
+    from authlib.integrations.httpx_client import OAuth2Client, OAuthError
+
+    try:
+        import httpx2 as http  # what authlib's httpx integration uses when it is installed
+    except ImportError:  # pragma: no cover - authlib falls back to httpx
+        import httpx as http  # type: ignore[no-redef]
+    return _OAuthKit(OAuth2Client, OAuthError, http.HTTPError)
+
 
 log = logging.getLogger(__name__)
 
@@ -181,9 +200,9 @@ class AccountLinker:
                     code=code,
                     code_verifier=pending.code_verifier,
                 )
-            except OAuthError as exc:
+            except _oauth().oauth_error as exc:
                 raise LinkFailed(config.source, config.label, exc.error) from None
-            except (_http.HTTPError, ValueError) as exc:
+            except (_oauth().http_error, ValueError) as exc:
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
             token = TokenSet.from_response(raw, self._clock())
             try:
@@ -301,14 +320,14 @@ class AccountLinker:
         client.update_token = persist
         try:
             client.refresh_token(config.token_url, refresh_token=token.refresh_token)
-        except OAuthError as exc:
+        except _oauth().oauth_error as exc:
             if exc.error not in ("invalid_grant", "unauthorized_client", "invalid_client"):
                 raise _Unreachable() from None
             current = self._vault.get_token(team, user, config.source)  # another worker may have rotated it
             if current is not None and current.refresh_token not in (None, token.refresh_token):
                 return current
             raise _TokenRejected() from None
-        except (_http.HTTPError, ValueError):
+        except (_oauth().http_error, ValueError):
             raise _Unreachable() from None
         finally:
             client.update_token = None
@@ -327,7 +346,7 @@ class AccountLinker:
                 withhold_token=True,
                 headers={"Authorization": f"Bearer {token.access_token}", "Accept": "application/json"},
             )
-        except _http.HTTPError:
+        except _oauth().http_error:
             raise _Unreachable() from None
         if response.status_code == 401:
             raise _TokenRejected()
@@ -352,7 +371,7 @@ class AccountLinker:
                     continue
                 try:
                     response = client.revoke_token(config.revoke_url, token=value, token_type_hint=hint)
-                except _http.HTTPError:
+                except _oauth().http_error:
                     response = None
                 if response is None or response.status_code != 200:
                     log.warning("token revocation failed", extra={"source": config.source, "hint": hint})
@@ -383,7 +402,7 @@ class AccountLinker:
 
     @contextmanager
     def _client(self, config: OAuthSourceConfig, scope: str | None = None) -> Iterator[OAuth2Client]:
-        client = OAuth2Client(
+        client = _oauth().client(
             client_id=config.client_id,
             client_secret=config.client_secret.get_secret_value(),
             scope=scope,

@@ -35,6 +35,13 @@ class SyncLedger:
             )
             conn.execute(insert(sync_failures).values(source=source, item=item, reason=reason, at=_now()))
 
+    def forget_failures(self, source: str, *, before: datetime) -> None:
+        """Drops failures recorded before `before`: a finished run's failures replace the previous run's."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(sync_failures).where(sync_failures.c.source == source, sync_failures.c.at < before)
+            )
+
     def acquire(self, source: str, owner: str, *, lease: timedelta) -> bool:
         """Takes the source's lease with one conditional UPDATE (atomic across processes)."""
         now = _now()

@@ -406,6 +406,31 @@ class KnowledgeStore:
                 "aliases": conn.execute(select(func.count()).select_from(aliases)).scalar() or 0,
             }
 
+    def visible_count(self, principals: Iterable[str]) -> int:
+        """How many documents these principals may open (`sleuth whoami`)."""
+        with self.engine.connect() as conn:
+            query = (
+                select(func.count())
+                .select_from(documents)
+                .where(documents.c.id.in_(visible_doc_ids(principals)))
+            )
+            return int(conn.execute(query).scalar() or 0)
+
+    def acl_entries(self, source: str) -> dict[str, list[str]]:
+        """Every ACL entry of a source's documents -> the documents carrying it (sync checks them against the
+        source's directory; an entry nobody holds hides its documents)."""
+        found: dict[str, list[str]] = {}
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(doc_acl.c.principal, doc_acl.c.doc_id)
+                .join(documents, documents.c.id == doc_acl.c.doc_id)
+                .where(documents.c.source == source)
+                .order_by(doc_acl.c.principal, doc_acl.c.doc_id)
+            )
+            for principal, doc_id in rows:
+                found.setdefault(principal, []).append(doc_id)
+        return found
+
     # Unfiltered views for the permission audit (an admin tool that must know what is hidden to probe for it).
     # Nothing on an asker's path calls these.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connectors.base import Deleted, Failure, LinkedIdentity, LinkType, SourceDoc
+from connectors.base import Deleted, Failure, LinkedIdentity, LinkType, Skipped, SourceDoc
 from tests.conftest import folder
 
 
@@ -71,7 +71,7 @@ def test_ticket_links_comments_and_key_alias(tmp_path: Path) -> None:
     assert "Chased Supplier 8." in ticket.text and "Status: Open" in ticket.text
 
 
-def test_malformed_files_fail_and_the_rest_syncs(tmp_path: Path) -> None:
+def test_malformed_files_fail_unknown_ones_are_skipped_and_the_rest_syncs(tmp_path: Path) -> None:
     _write(tmp_path, "wiki/a/good.md", "---\ntitle: Good\n---\nFine.")
     _write(tmp_path, "wiki/a/bad-front.md", "---\ntitle: [unclosed\n---\nBody")
     _write(tmp_path, "wiki/a/no-front.md", "Just text")
@@ -86,10 +86,12 @@ def test_malformed_files_fail_and_the_rest_syncs(tmp_path: Path) -> None:
         "wiki/a/no-front.md",
         "wiki/a/binary.md",
         "wiki/a/empty.md",
-        "wiki/a/picture.png",
         "tickets/BAD-1.json",
     }
     assert [i.title for i in items if isinstance(i, SourceDoc)] == ["Good"]
+    assert [(i.id, i.reason) for i in items if isinstance(i, Skipped)] == [
+        ("acme:wiki/a/picture.png", "not a document type (.png)")
+    ]
 
 
 def test_cursor_skips_unchanged_files_and_reports_deletions(tmp_path: Path) -> None:
@@ -116,3 +118,17 @@ def test_principals_come_from_the_directory(tmp_path: Path) -> None:
         "public",
         "user:eve@acme.io",
     }
+
+
+def test_wikilinks_in_a_json_tickets_text_are_links_without_a_pages_list(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "tickets/ENG-7.json",
+        '{"key": "ENG-7", "summary": "Runbook gap", "description": "Step 4 of [[Deploy Runbook]] is wrong.",'
+        ' "comments": [{"author": "ann@acme.io", "created": "2026-03-01", "body": "See [[Rollback Guide]]."}]}',
+    )
+    items, _ = _drain(folder(tmp_path))
+    (ticket,) = [i for i in items if isinstance(i, SourceDoc)]
+    links = {(link.target, link.type, link.by_name) for link in ticket.links}
+    assert {("Deploy Runbook", LinkType.LINKS_TO, True), ("Rollback Guide", LinkType.LINKS_TO, True)} <= links
+    assert "Step 4 of Deploy Runbook is wrong." in ticket.text

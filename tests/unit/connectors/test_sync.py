@@ -76,10 +76,28 @@ def test_a_malformed_page_is_recorded_and_the_rest_completes(
     (acme_copy / "wiki/ops/blob.md").write_bytes(b"\x00\xff\x00")
     store = make_store()
     summary = sync_source(store, folder(acme_copy))
-    assert summary.status == "ok" and summary.failed == 3 and summary.added > 80
+    assert summary.status == "partial" and summary.failed == 3 and summary.added > 80
+    assert summary.failures_by_reason == {"bad front matter": 1, "empty file": 1, "binary file": 1}
     with store.engine.connect() as conn:
         recorded = {r.item for r in conn.execute(select(sync_failures))}
     assert recorded == {"acme:wiki/ops/broken.md", "acme:wiki/ops/blank.md", "acme:wiki/ops/blob.md"}
+
+    (acme_copy / "wiki/ops/broken.md").write_text("---\ntitle: Mended\n---\nbody")
+    (acme_copy / "wiki/ops/blank.md").unlink()
+    (acme_copy / "wiki/ops/blob.md").unlink()
+    again = sync_source(store, folder(acme_copy))
+    assert again.status == "ok" and again.added == 1
+    with store.engine.connect() as conn:
+        assert conn.execute(select(sync_failures)).all() == []  # the last run's failures, not every run's
+
+
+def test_a_sync_where_nothing_could_be_read_has_failed(
+    make_store: Callable[..., KnowledgeStore], tmp_path: Path
+) -> None:
+    (tmp_path / "wiki").mkdir()
+    (tmp_path / "wiki/only.md").write_text("no front matter")
+    summary = sync_source(make_store(), folder(tmp_path))
+    assert summary.status == "failed" and summary.failures_by_reason == {"missing front matter": 1}
 
 
 def test_a_second_sync_of_the_same_source_waits_for_the_lease(
