@@ -4,6 +4,7 @@ body or comment (tickets arrive with comments separated by the connector), whole
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -36,11 +37,30 @@ def _split(text: str, *, markdown: bool) -> list[str]:
         sections = [n.get_content().strip() for n in md.get_nodes_from_documents(docs)]
         docs = [Document(text=t) for t in _merge_small([s for s in sections if s])]
     out: list[str] = []
-    for node in splitter.get_nodes_from_documents(docs):
-        piece = node.get_content().strip()
-        if piece:
+    for doc in docs:
+        section = doc.text
+        for i, node in enumerate(splitter.get_nodes_from_documents([doc])):
+            piece = node.get_content().strip()
+            if not piece:
+                continue
+            heading = _heading_before(section, piece) if markdown and i else None
+            if heading and not piece.startswith("#"):
+                piece = f"{heading}\n{piece}"  # a continuation keeps the heading it sits under
             out.append(piece)
     return out
+
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s+\S.*$", re.MULTILINE)
+
+
+def _heading_before(section: str, piece: str) -> str | None:
+    """The last heading line of `section` above where `piece` starts (by its first line)."""
+    first = piece.splitlines()[0][:60]
+    at = section.find(first)
+    if at <= 0:
+        return None
+    above = _HEADING_LINE.findall(section[:at])
+    return above[-1].strip() if above else None
 
 
 def _merge_small(sections: list[str]) -> list[str]:

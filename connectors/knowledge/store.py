@@ -41,7 +41,7 @@ from connectors.text import find_mentions, is_useful_name, normalise, short_name
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 2  # bump when what is written per document changes (aliases, chunking): caches rebuild
+INDEX_FORMAT = 3  # bump when what is written per document changes (aliases, chunking): caches rebuild
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
 

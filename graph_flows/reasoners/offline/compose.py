@@ -15,12 +15,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from connectors.text import TICKET_KEY, normalise, short_name, tokens
+from connectors.text import TICKET_KEY, normalise, tokens
 from graph_flows.reading import UNIT_SEPARATOR, YEAR, Unit, has_answer_shape, term_set, values
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import constraint_words, pick_direction
 from graph_flows.reasoners.offline.reflect import (
+    bridge_unit,
     context_terms,
     dense_support,
     dense_text,
@@ -192,19 +193,6 @@ def _chunk_order(e: Evidence) -> tuple[int, str]:
     return (int(tail), e["chunk_id"]) if tail.isdigit() else (0, e["chunk_id"])
 
 
-def bridge_unit(e: Evidence, nxt: Evidence) -> str | None:
-    """The unit of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
-    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King")."""
-    title = nxt["title"]
-    names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
-    targets = [normalise(n) for n in names if n and len(normalise(n)) > 2]
-    for unit in readable_units(e):
-        text = normalise(unit.text)
-        if any(re.search(rf"\b{re.escape(t)}\b", text) for t in targets):
-            return unit_text(unit)
-    return None
-
-
 def _other_sides(plan: dict[str, Any], aspect: dict[str, Any]) -> frozenset[str]:
     """In a comparison, the words that name the other sides and not this one ("Android" for the iOS side)."""
     if not plan.get("comparison"):
@@ -254,7 +242,11 @@ def scored_units(
         around = context_terms(e, unit)
         cov = sum(v for t, v in weights.items() if t in unit_terms or t in around) / total
         own = sum(v for t, v in weights.items() if t in unit_terms) / total
-        shape = w.SHAPE_BONUS if has_answer_shape(unit.text, kind) else 0.0
+        shape = (
+            (w.CAUSE_BONUS + w.SHAPE_BONUS if kind == "explanation" else w.SHAPE_BONUS)
+            if has_answer_shape(unit.text, kind)
+            else 0.0
+        )
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
         chosen = w.CHOSEN_PASSAGE if e is parts[0] else 0.0  # the passage reflect established it with
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i

@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
-from connectors.text import TICKET_KEY, dedupe, normalise, tokens
+from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import Unit, addresses_assistant, has_answer_shape, term_set, terms, units
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
@@ -43,6 +44,7 @@ class Reading:
     coverage: float
     anywhere: frozenset[str]  # aspect terms found anywhere in the passage or its title
     unit_dense: float = 0.0  # dense support of the best unit read with its heading (0 until read densely)
+    dense_best: str = ""  # that unit
 
 
 def reflect(
@@ -68,7 +70,7 @@ def reflect(
             missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
             notes.append(f"{aspect['id']}: named item not found")
             continue
-        readings = {e["id"]: read(e, weights, total) for e in evidence}
+        readings = {e["id"]: read(e, weights, total, plan["answer_type"]) for e in evidence}
         _read_densely(readings, by_id, plan.get("effective_question") or aspect["text"], lexicon)
         for eid, reading in readings.items():
             bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
@@ -99,7 +101,12 @@ def reflect(
         if (
             best_chain
             and best_cov >= w.ESTABLISHED
-            and (len(best_chain) > 1 or best_cov >= w.SURE or not onward)
+            # a cause named by the answer is read before settling a "why": the reason may be its own
+            and (
+                len(best_chain) > 1
+                or not onward
+                or (best_cov >= w.SURE and plan["answer_type"] != "explanation")
+            )
         ):
             established[aspect["id"]] = best_chain
             continue
@@ -221,15 +228,17 @@ def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
     return term_set(e["title"]) | term_set(unit.heading)
 
 
-def read(e: Evidence, weights: dict[str, float], total: float) -> Reading:
-    best, best_cov, best_terms = "", -1.0, frozenset()
+def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thing") -> Reading:
+    """The unit covering most of the aspect; among equals, one with the expected answer's shape."""
+    best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, False)
     for unit in readable_units(e):
         around = context_terms(e, unit)
         unit_terms = term_set(unit.text)
         covered = frozenset(t for t in weights if t in around or t in unit_terms)
         cov = sum(weights[t] for t in covered) / total
-        if cov > best_cov:
-            best, best_cov, best_terms = unit.text, cov, covered
+        key = (round(cov, 6), has_answer_shape(unit.text, kind))
+        if key > best_key:
+            best, best_cov, best_terms, best_key = unit.text, cov, covered, key
     everywhere = term_set(e["text"]) | term_set(e["title"])
     anywhere = frozenset(t for t in weights if t in everywhere)
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
@@ -274,7 +283,8 @@ def _read_densely(
         if not found:
             continue
         sims = lexicon.similarity(question, [dense_text(e, u) for u in found])
-        reading.unit_dense = max(dense_support(sim) for sim in sims)
+        top = max(range(len(found)), key=lambda i: sims[i])
+        reading.unit_dense, reading.dense_best = dense_support(sims[top]), found[top].text
 
 
 def chain_of(eid: str, by_id: dict[str, Evidence]) -> list[str]:
@@ -362,10 +372,21 @@ def best_chain_for(
             reading.best, kind
         ):
             coverage *= w.SHAPE_PENALTY
+        elif kind == "explanation":
+            coverage += w.CAUSE_BONUS  # "blocked by", "because": the unit gives a reason, as "why" asks
         if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
         elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
+        if (
+            len(chain) == 1
+            and not by_name
+            and reading.unit_dense >= w.PARAPHRASE_DENSE
+            and has_answer_shape(reading.dense_best, kind)
+            and (not entities or any(_mentions(by_id[eid], name) for name in entities))
+        ):
+            # said in other words: one unit means what was asked though it shares few of its words
+            coverage = max(coverage, w.ESTABLISHED)
         if constraints and not _grounded(constraints, chain, by_id, reading):
             coverage = min(coverage, w.UNCONSTRAINED)
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
@@ -381,8 +402,25 @@ def _grounded(
     last = by_id[chain[-1]]
     unit = next((u for u in readable_units(last) if u.text == reading.best), None)
     near = [reading.best, last["title"], unit.heading if unit else ""]
-    earlier = [f"{by_id[link]['title']} {by_id[link]['text']}" for link in chain[:-1]]
+    # an earlier link counts by its title and the unit that names the next one: the reason the chain goes on
+    earlier = [
+        f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
+        for link, nxt in pairwise(chain)
+    ]
     return mentions_all(constraints, [*near, *earlier])
+
+
+def bridge_unit(e: Evidence, nxt: Evidence) -> str | None:
+    """The unit of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
+    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King")."""
+    title = nxt["title"]
+    names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
+    targets = [normalise(n) for n in names if n and len(normalise(n)) > 2]
+    for unit in readable_units(e):
+        text = normalise(unit.text)
+        if any(re.search(rf"\b{re.escape(t)}\b", text) for t in targets):
+            return unit.text
+    return None
 
 
 def _mentions(e: Evidence, name: str) -> bool:

@@ -32,6 +32,7 @@ DENSE_READ_PASSAGES = (
 )
 HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
 SHAPE_PENALTY = 0.7  # the answering unit lacks the expected answer's shape (no date for "when")
+CAUSE_BONUS = 0.1  # a "why" question met by a unit that states a cause ("blocked by", "because", "due to")
 UNANCHORED = 0.8  # the chain never names what the question names
 OFF_ROOT = 0.7  # the question names an entity whose own passage is not the chain's root
 UNCONSTRAINED = (
