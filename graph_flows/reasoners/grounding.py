@@ -6,7 +6,7 @@ with it: every quantity in the sentence (numbers, dates, percentages, durations,
 the cited titles) as the same *normalised whole token*, so "1 May 2024" = "2024-05-01", "1,200" = "1.2k",
 "24 hours" = "24h" = "1 day", while "2 days" != "12 days" and "5%" != "15%"; the sentence negates exactly
 when its support does; and most of its content terms come from the passages. Without a quote, the passage
-sentence closest to the claim stands in for it. Each failure is a short reason, which the trace shows and the
+sentence closest to the claim stands in for it (and quantities are looked up in the whole cited passages). Each failure is a short reason, which the trace shows and the
 repair request lists.
 """
 
@@ -136,7 +136,9 @@ _NEGATION = re.compile(
     re.I,
 )
 _SPACES = re.compile(r"\s+")
-_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "…": "..."})
+_QUOTES = str.maketrans(
+    {"“": "", "”": "", '"': "", "`": "", "‘": "'", "’": "'", "–": "-", "—": "-", "…": "..."}
+)
 
 
 def quantities(text: str) -> list[tuple[str, frozenset[str]]]:
@@ -262,4 +264,4 @@ def _canon(value: Decimal) -> str:
 
 def _flat(text: str) -> str:
     text = _SPACES.sub(" ", text.translate(_QUOTES).lower()).strip()
-    return text.strip(" .,;:\"'")
+    return text.strip(" .,;:'")

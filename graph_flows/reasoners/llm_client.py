@@ -313,7 +313,12 @@ class ModelClient:
             include_raw=True,
             **strict,
         )
-        out = _within(lambda: runnable.invoke(messages), min(left, self.limits.timeout_s + 1.0))
+        try:
+            out = _within(lambda: runnable.invoke(messages), min(left, self.limits.timeout_s + 1.0))
+        except Exception as exc:
+            if type(exc).__name__ != "LengthFinishReasonError":  # the OpenAI SDK's word for a cut reply
+                raise
+            return self._cut(ledger, exc)
         raw = out["raw"] if isinstance(out, dict) else out
         if not isinstance(raw, AIMessage):
             raise BadModelOutput(f"unexpected reply type {type(raw).__name__}")
@@ -327,6 +332,15 @@ class ModelClient:
             ledger.input_tokens += sum(len(str(m.content)) for m in messages) // 4
             ledger.output_tokens += len(reply.text) // 4
         return reply
+
+    def _cut(self, ledger: Ledger, exc: Exception) -> Reply:
+        completion = getattr(exc, "completion", None)
+        choices = getattr(completion, "choices", None) or []
+        text = (getattr(choices[0].message, "content", None) or "") if choices else ""
+        usage = getattr(completion, "usage", None)
+        ledger.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        ledger.output_tokens += int(getattr(usage, "completion_tokens", 0) or self.limits.max_output_tokens)
+        return Reply(text=text, truncated=True)
 
     def _drop_temperature(self) -> bool:
         if getattr(self.chat, "temperature", None) is None:
@@ -380,7 +394,7 @@ def parse_reply(reply: Reply | str, schema: type[T]) -> T:
         reply = Reply(text=reply)
     if reply.refusal is not None:
         raise BadModelOutput(f"the model refused: {reply.refusal[:120]}")
-    data = reply.args if reply.args else first_json_object(reply.text)
+    data = reply.args if reply.args else first_json_object(reply.text, set(schema.model_fields))
     if data is None:
         hint = " (cut at the output cap)" if reply.truncated else ""
         raise BadModelOutput(f"not valid JSON: no complete JSON object in the reply{hint}")
@@ -392,8 +406,9 @@ def parse_reply(reply: Reply | str, schema: type[T]) -> T:
         raise BadModelOutput("; ".join(parts)) from exc
 
 
-def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first complete JSON object in `text`, wherever it starts (after prose, inside a fence)."""
+def first_json_object(text: str, keys: set[str] | None = None) -> dict[str, Any] | None:
+    """The first complete JSON object in `text` with one of `keys`, wherever it starts (after prose, inside
+    a fence). The keys keep an inner object of a reply cut short from passing for the reply."""
     decoder = json.JSONDecoder()
     at = text.find("{")
     while at >= 0:
@@ -402,7 +417,7 @@ def first_json_object(text: str) -> dict[str, Any] | None:
         except json.JSONDecodeError:
             at = text.find("{", at + 1)
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and (keys is None or keys & value.keys()):
             return value
         at = text.find("{", at + 1)
     return None

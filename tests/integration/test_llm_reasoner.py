@@ -28,7 +28,7 @@ from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_client import LLMLimits
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.prompts import DATA_CLOSE, DATA_OPEN
-from tests.servers.model_sim import ModelSimulator, Say, Turn, serve
+from tests.servers.model_sim import ModelSimulator, Protocol, Say, Turn, serve
 
 ANN = frozenset({"public", "user:ann@acme.io"})
 QUESTION = "Why was the Atlas launch delayed?"
@@ -110,9 +110,21 @@ def sleeps() -> list[float]:
     return []
 
 
-def _reasoner(server: ModelSimulator, sleeps: list[float], **limits: Any) -> LLMReasoner:
+MODELS: dict[Protocol, str] = {
+    "openai": "openai:fake",
+    "ollama": "ollama:fake",
+    "anthropic": "anthropic:claude-fake",
+}
+
+
+def _reasoner(
+    server: ModelSimulator, sleeps: list[float], protocol: Protocol = "openai", **limits: Any
+) -> LLMReasoner:
     settings = Settings(
-        _env_file=None, llm_model="openai:fake", llm_base_url=server.base_url("openai"), llm_api_key="test"
+        _env_file=None,
+        llm_model=MODELS[protocol],
+        llm_base_url=server.base_url(protocol),
+        llm_api_key="test",
     )
     reasoner = build_reasoner(settings, limits=LLMLimits(**{"timeout_s": 5.0, **limits}), sleep=sleeps.append)
     assert isinstance(reasoner, LLMReasoner)
