@@ -5,9 +5,9 @@ is really there (case, spacing, quote marks and an elided middle "..." forgiven)
 with it: every quantity in the sentence (numbers, dates, percentages, durations, amounts) occurs in the quote (or
 the cited titles) as the same *normalised whole token*, so "1 May 2024" = "2024-05-01", "1,200" = "1.2k",
 "24 hours" = "24h" = "1 day", while "2 days" != "12 days" and "5%" != "15%"; the sentence negates exactly
-when its support does; and most of its content terms come from the passages. Without a quote, the passage
-sentence closest to the claim stands in for it (and quantities are looked up in the whole cited passages). Each failure is a short reason, which the trace shows and the
-repair request lists.
+as often as its support does; and most of its content terms come from the passages. Without a quote, the
+passage sentence closest to the claim stands in for it (quantities are then looked up in the whole cited
+passages). Each failure is a short reason, which the trace shows and the repair request lists.
 """
 
 from __future__ import annotations
@@ -155,8 +155,14 @@ def quantities(text: str) -> list[tuple[str, frozenset[str]]]:
     return found
 
 
+def negations(text: str) -> int:
+    """How many negations the text has: a claim must negate as often as its support ("are not tracked as a
+    performance issue, not a crash" is not "are tracked as a performance issue, not a crash")."""
+    return len(_NEGATION.findall(text))
+
+
 def negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
+    return negations(text) > 0
 
 
 def quote_found(quote: str, passage: str) -> bool:
@@ -194,9 +200,12 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
     for written, q in quantities(sentence):
         if not q & available and not _within(q, available):
             return f"{written!r} is not in the cited passage"
-    if negated(sentence) != negated(support):
+    own_negations, support_negations = negations(sentence), negations(support)
+    if own_negations != support_negations:
         return (
-            "it negates what the passage states" if negated(sentence) else "it drops the passage's negation"
+            "it negates what the passage states"
+            if own_negations > support_negations
+            else "it drops the passage's negation"
         )
     return None
 

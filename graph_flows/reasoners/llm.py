@@ -84,6 +84,7 @@ class LLMReasoner:
         self.limits: LLMLimits = client.limits
         self.fallback = fallback or OfflineReasoner()
         self.ledgers = Ledgers()
+        self._latest = "-"
 
     def ledger(self, plan: dict[str, Any]) -> Ledger:
         return self.ledgers.get(str(plan.get("llm_run") or "-"))
@@ -92,10 +93,15 @@ class LLMReasoner:
         """Calls, tokens, retries and fallbacks of the question `plan` belongs to."""
         return self.ledger(plan).usage()
 
+    def latest_usage(self) -> dict[str, Any]:
+        """The usage of the question planned last: for the bench, which asks one question at a time."""
+        return self.ledgers.get(self._latest).usage()
+
     # ------------------------------------------------------------------ plan
     def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
         run = uuid.uuid4().hex[:12]
         ledger = self.ledgers.get(run)
+        self._latest = run
         self.client.start(ledger)
         previous = history[-1] if history else None
         notes: list[str] = []
