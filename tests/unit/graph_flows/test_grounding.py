@@ -88,13 +88,13 @@ PASSAGE = _evidence(
          "invented-quote", "negated-claim", "dropped-negation", "no-quote-ok", "no-quote-wrong-number",
          "off-topic"],
 )  # fmt: skip
+def test_ungrounded(sentence: str, quote: str, reason: str | None) -> None:
+    found = ungrounded(sentence, quote, [PASSAGE])
+    assert (found is None) if reason is None else (found is not None and reason in found), found
+
+
 def test_a_second_negation_is_caught() -> None:
     source = _evidence("Hangs on the fleet map are tracked as a performance issue, not a crash: ENG-214.")
     quote = "Hangs on the fleet map are tracked as a performance issue, not a crash"
     claim = "Fleet map hangs are not tracked as a performance issue, not a crash."
     assert ungrounded(claim, quote, [source]) == "it negates what the passage states"
-
-
-def test_ungrounded(sentence: str, quote: str, reason: str | None) -> None:
-    found = ungrounded(sentence, quote, [PASSAGE])
-    assert (found is None) if reason is None else (found is not None and reason in found), found
