@@ -444,6 +444,16 @@ def _message(exc: BaseException) -> str:
     return f"{exc} {json.dumps(body) if isinstance(body, dict) else body or ''}"
 
 
+_HINTS = {
+    401: "the key was refused: check SLEUTH_LLM_API_KEY",
+    403: "the key may not use this model: check SLEUTH_LLM_API_KEY and SLEUTH_LLM_MODEL",
+    404: "unknown model or URL: check SLEUTH_LLM_MODEL and SLEUTH_LLM_BASE_URL",
+}
+
+
 def _describe(exc: BaseException) -> str:
     status = _status(exc)
-    return f"{type(exc).__name__} (HTTP {status})" if status and status >= 400 else type(exc).__name__
+    if not status or status < 400:
+        return type(exc).__name__
+    hint = f": {_HINTS[status]}" if status in _HINTS else ""
+    return f"{type(exc).__name__} (HTTP {status}{hint})"

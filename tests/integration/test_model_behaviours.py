@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from bot.cli import app
 from bot.settings import Settings
 from connectors.knowledge.store import KnowledgeStore
 from graph_flows.reasoners.llm import check_model
@@ -271,7 +274,7 @@ def test_the_model_check_reports_a_wrong_key(llm: ModelSimulator) -> None:
     settings = Settings(
         _env_file=None, llm_model="openai:fake", llm_base_url=llm.base_url("openai"), llm_api_key="bad"
     )
-    with pytest.raises(ModelUnavailable, match="HTTP 401"):
+    with pytest.raises(ModelUnavailable, match="HTTP 401: the key was refused"):
         check_model(settings, limits=LLMLimits(timeout_s=5))
     assert len(llm.turns) == 1  # a 401 is not retried
 
@@ -292,3 +295,24 @@ def test_reflect_replies_with_a_map_are_read(
     reasoner = _reasoner(llm, sleeps)
     out, history = _ask(store, reasoner)
     assert reasoner.usage(history["plan"])["fallbacks"] == [] and out["stop_reason"] == "sufficient"
+
+
+def test_sleuth_doctor_llm_checks_the_model_at_start(llm: ModelSimulator, tmp_path: Path) -> None:
+    env = {
+        "SLEUTH_LLM_MODEL": "openai:sim",
+        "SLEUTH_LLM_BASE_URL": llm.base_url("openai"),
+        "SLEUTH_LLM_API_KEY": "k",
+        "SLEUTH_DATA_DIR": str(tmp_path),
+    }
+    llm.respond = lambda turn: {"ok": True}
+    result = CliRunner().invoke(app, ["doctor", "--llm", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["model check"].startswith("ok: openai:sim answered in structured output")
+
+    llm.respond = lambda turn: Say(status=401, error="invalid api key")
+    result = CliRunner().invoke(app, ["doctor", "--llm", "--json"], env=env)
+    assert result.exit_code == 1
+    check = json.loads(result.stdout)["model check"]
+    assert (
+        check.startswith("failed: ") and "(HTTP 401: the key was refused: check SLEUTH_LLM_API_KEY)" in check
+    )

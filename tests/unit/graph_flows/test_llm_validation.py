@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, cast
 
 import httpx
@@ -14,6 +15,7 @@ from pydantic import SecretStr
 from graph_flows.reasoners.base import BadModelOutput
 from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_client import (
+    HEARTBEAT,
     BudgetSpent,
     Ledger,
     Ledgers,
@@ -358,3 +360,58 @@ def test_providers_build_without_network(model: str, kind: str) -> None:
 def test_an_unknown_provider_is_a_config_error() -> None:
     with pytest.raises(ValueError, match="Unsupported provider"):
         build_chat_model("nosuch:model", base_url=None, api_key=None, limits=LLMLimits())
+
+
+def test_every_model_call_beats_the_heartbeat() -> None:
+    beats: list[int] = []
+    chat = _ScriptedChat("not json", PLAN)
+    token = HEARTBEAT.set(lambda: beats.append(1))
+    try:
+        _client(chat).ask(Ledger(run="r"), "sys", "user", PlanOut, step="plan")
+    finally:
+        HEARTBEAT.reset(token)
+    assert len(beats) == 2  # the reply and its repair: the worker renews its lease before each
+
+
+class _HungChat(_ScriptedChat):
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def invoke(self, messages: list[BaseMessage]) -> AIMessage:
+        self.release.wait(10)
+        return AIMessage(content=PLAN)
+
+
+def test_a_call_that_outlives_the_deadline_is_abandoned() -> None:
+    chat = _HungChat()
+    client = ModelClient(
+        cast(BaseChatModel, chat),
+        LLMLimits(question_budget_s=0.5, compose_reserve_s=0, min_call_s=0.1, attempts=3),
+        sleep=lambda s: None,
+    )
+    ledger = Ledger(run="r")
+    client.start(ledger)
+    try:
+        with pytest.raises(ModelUnavailable, match="TimeoutError"):
+            client.ask(ledger, "sys", "user", PlanOut, step="compose")
+    finally:
+        chat.release.set()
+    assert ledger.calls == 1  # no retry is started without the time to finish it
+    with pytest.raises(BudgetSpent, match="deadline"):
+        client.ask(ledger, "sys", "user", PlanOut, step="compose")
+
+
+def test_plan_and_reflect_leave_time_for_compose() -> None:
+    now = [100.0]
+    client = ModelClient(
+        cast(BaseChatModel, _ScriptedChat(PLAN)),
+        LLMLimits(question_budget_s=20, compose_reserve_s=8, min_call_s=2),
+        clock=lambda: now[0],
+    )
+    ledger = Ledger(run="r")
+    client.start(ledger)
+    now[0] += 11  # 9 s left: 1 for reflect after the reserve, too little to start a call
+    with pytest.raises(BudgetSpent, match=r"deadline: 1\.0s left for reflect"):
+        client.ask(ledger, "sys", "user", PlanOut, step="reflect")
+    assert client.ask(ledger, "sys", "user", PlanOut, step="compose").aspects  # compose has its 9 s
