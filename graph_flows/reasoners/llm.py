@@ -29,6 +29,7 @@ from graph_flows.reasoners.base import (
     Lexicon,
     PlanProposal,
     Reasoner,
+    ReasonerError,
     ReflectionProposal,
 )
 from graph_flows.reasoners.llm_client import (
@@ -162,10 +163,14 @@ class LLMReasoner:
                 if rejected:
                     notes.append(f"compose: {len(rejected)} sentence(s) rejected; one repair asked")
                     again = f"{message}\n\n{prompts.REGROUND.format(rejected=chr(10).join(rejected))}"
-                    out = self.client.ask(ledger, prompts.COMPOSE, again, ComposeOut, step="compose")
-                    repaired, _ = composition_from(out, plan, evidence, notes)
-                    if len(repaired.sentences) >= len(composition.sentences):
-                        composition = repaired
+                    try:
+                        out = self.client.ask(ledger, prompts.COMPOSE, again, ComposeOut, step="compose")
+                    except ReasonerError as exc:  # the grounded sentences of the first reply still stand
+                        notes.append(f"compose: the repair failed ({exc})")
+                    else:
+                        repaired, _ = composition_from(out, plan, evidence, notes)
+                        if len(repaired.sentences) >= len(composition.sentences):
+                            composition = repaired
                 if established and not composition.sentences:
                     raise BadModelOutput("no grounded sentence although aspects are established")
                 return composition

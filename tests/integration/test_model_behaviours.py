@@ -316,3 +316,26 @@ def test_sleuth_doctor_llm_checks_the_model_at_start(llm: ModelSimulator, tmp_pa
     assert (
         check.startswith("failed: ") and "(HTTP 401: the key was refused: check SLEUTH_LLM_API_KEY)" in check
     )
+
+
+def test_when_the_repair_fails_the_grounded_sentences_stand(
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
+) -> None:
+    composes: list[int] = []
+
+    def compose(ids: dict[str, str]) -> Any:
+        composes.append(1)
+        if len(composes) > 1:
+            return Say(status=400, error="invalid request")
+        reply = compose_reply(ids)
+        reply["sentences"][0]["text"] = "The Atlas launch moved from March to June 2024."
+        return reply
+
+    llm.respond = model(compose=compose)
+    reasoner = _reasoner(llm, sleeps)
+    out, history = _ask(store, reasoner)
+
+    notes = _notes(history, reasoner)
+    assert any(n.startswith("compose: the repair failed (") for n in notes)
+    assert "June" not in out["answer"]["text"] and ANSWER_SENTENCES["ENG-142"] in out["answer"]["text"]
+    assert reasoner.usage(history["plan"])["fallbacks"] == []
