@@ -37,7 +37,7 @@ from tests.integration.test_llm_reasoner import (
     store,
 )
 from tests.servers.model_brains import Faithful, Sloppy
-from tests.servers.model_sim import ModelSimulator, Protocol, Say, context_error
+from tests.servers.model_sim import ModelSimulator, Protocol, Say, context_error, serve
 
 __all__ = ["llm", "sleeps", "store"]  # fixtures shared with the reasoner's own tests
 PROTOCOLS: list[Protocol] = ["openai", "ollama", "anthropic"]
@@ -339,3 +339,24 @@ def test_when_the_repair_fails_the_grounded_sentences_stand(
     assert any(n.startswith("compose: the repair failed (") for n in notes)
     assert "June" not in out["answer"]["text"] and ANSWER_SENTENCES["ENG-142"] in out["answer"]["text"]
     assert reasoner.usage(history["plan"])["fallbacks"] == []
+
+
+def test_a_small_vllm_window_is_met_by_showing_fewer_passages(
+    store: KnowledgeStore, sleeps: list[float]
+) -> None:
+    """A server started with a 2k window (vLLM's max_model_len) answers 400 to a prompt plus output cap over it;
+    the step is asked again with half the passages instead of falling back."""
+
+    def reflect(ids: dict[str, str]) -> dict[str, Any]:
+        if len(ids) == 1 and "Atlas Launch" not in ids:  # the shrunk retry shows only the newest passage
+            return {"relevance": {eid: 0.9 for eid in ids.values()}, "direction": "text"}
+        return reflect_reply(ids)
+
+    with serve(model(reflect=reflect), window=2000) as small:
+        reasoner = _reasoner(small, sleeps)
+        out, history = _ask(store, reasoner)
+        notes = _notes(history, reasoner)
+    assert any(
+        "does not fit the model's context" in n and "asked again with 1 passage(s)" in n for n in notes
+    )
+    assert reasoner.usage(history["plan"])["fallbacks"] == [] and out["answer"]["answered"]
