@@ -11,8 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.identity.linking import OAuthSourceConfig
 from bot.status import STATUS_INTERVAL_S
 from connectors.database import sqlite_url
-from graph_flows.config import FlowConfig
-from graph_flows.reasoners.llm_client import LLMLimits
+from graph_flows.config import FlowConfig, LLMLimits
 
 DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
 

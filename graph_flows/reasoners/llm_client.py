@@ -28,24 +28,25 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
+from graph_flows.config import LLMLimits, StructuredMethod
 from graph_flows.reasoners.base import BadModelOutput, ReasonerError
 from graph_flows.reasoners.llm_schemas import model_schema
 from graph_flows.reasoners.prompts import REPAIR, SHORTER
 
 log = logging.getLogger(__name__)
+__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model", "parse_reply"]
 
 T = TypeVar("T", bound=BaseModel)
 MAX_RETRY_AFTER_S = 30.0
 MAX_LEDGERS = 512
-StructuredMethod = Literal["auto", "json_schema", "function_calling", "json_mode"]
 _CONTEXT_ERROR = re.compile(
     r"context.length|context window|maximum context|prompt is too long|too many tokens|"
     r"reduce the length|input is too long|exceeds? the (?:model's )?(?:max|context)",
@@ -67,27 +68,6 @@ class BudgetSpent(ReasonerError):
 
 class ContextTooLong(ReasonerError):
     pass
-
-
-class LLMLimits(BaseModel):
-    """Timeouts, retries, output caps and the per-question budget (SLEUTH_LLM__*). Defaults suit a hosted
-    model; self-hosted ones usually want `context_tokens` set to the window they were started with."""
-
-    temperature: float | None = Field(default=0.0, ge=0, le=2)  # None: not sent (models that reject it)
-    timeout_s: float = Field(default=30.0, gt=0)  # one request
-    attempts: int = Field(default=3, ge=1, le=8)  # per model call: 1 + retries on 429/5xx/timeouts
-    backoff_s: float = Field(default=0.5, ge=0)  # first wait without Retry-After; doubles per retry
-    max_backoff_s: float = Field(default=8.0, ge=0)
-    max_calls: int = Field(default=12, ge=1)  # model requests per question, retries and repairs included
-    max_tokens: int = Field(default=60_000, ge=1)  # input + output tokens per question
-    max_output_tokens: int = Field(default=1500, ge=64)  # every reply is capped (max_tokens / num_predict)
-    context_tokens: int = Field(default=8192, ge=1024)  # the model's window: Ollama num_ctx, prompt budget
-    passage_tokens: int = Field(default=3000, ge=200)  # passages per prompt, best sentences first
-    max_passages: int = Field(default=12, ge=1)  # passages shown to the model per step
-    question_budget_s: float = Field(default=60.0, gt=0)  # every call of a question ends by this deadline
-    compose_reserve_s: float = Field(default=12.0, ge=0)  # plan and reflect leave this much for compose
-    min_call_s: float = Field(default=2.0, gt=0)  # a call with less time left is not started
-    structured_output: StructuredMethod = "auto"  # auto: json_schema (OpenAI, Ollama), tools (Anthropic)
 
 
 @dataclass
