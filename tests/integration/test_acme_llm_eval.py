@@ -13,6 +13,7 @@ import pytest
 from bot.settings import DEFAULT_EXAMPLES, Settings
 from connectors.knowledge.embedder import build_embedder
 from evals.folder_eval import ItemResult, load_eval, run_folder_eval
+from evals.report import acme_lines
 from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_client import LLMLimits
 from tests.servers.model_brains import Faithful, Sloppy
@@ -58,6 +59,8 @@ def test_the_faithful_model_answers_at_least_as_many_as_the_offline_loop(
     assert all(u is not None and u["calls"] >= 2 and u["tokens"] > 0 for u in per_question)
     assert llm["llm_calls_max"] <= LLMLimits().max_calls and llm["llm_max_over_deadline_s"] == 0.0
     assert all(r.llm is None for r in run.items if r.mode == "loop-graph") and "llm_calls_mean" not in offline
+    [model_line] = [line for line in acme_lines(run.records) if line.startswith("  model: ")]
+    assert "calls (max" in model_line and "fallback rate 0.0%" in model_line
 
 
 def test_the_sloppy_model_gets_no_unfaithful_sentence_posted(sim: ModelSimulator, tmp_path: Path) -> None:
