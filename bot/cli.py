@@ -439,7 +439,9 @@ def doctor(
     slack: Annotated[
         bool, typer.Option("--slack", help="Check the live Slack setup (token, scopes, secret, public URL)")
     ] = False,
-    llm: Annotated[bool, typer.Option("--llm", help="Also ask the configured model one small question")] = False,
+    llm: Annotated[
+        bool, typer.Option("--llm", help="Also ask the configured model one small question")
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing); with --slack,
