@@ -9,8 +9,8 @@ turns each into an offline fallback, with the reason in the trace.
 
 Structured output is the provider's own, through LangChain's `with_structured_output`: `json_schema` for
 OpenAI-compatible servers (vLLM included) and Ollama, `function_calling` (a forced tool) for Anthropic. The
-schema shown is `llm_schemas.model_schema`; the reply is read by `parse_reply`, which forgives what strict modes
-cannot promise (prose or fences around the JSON, a tool call instead of content, extra keys, nulls).
+schema shown is `llm_schemas.model_schema`; the reply is read by `llm_reply.parse_reply`, which forgives what
+strict modes cannot promise (prose or fences around the JSON, a tool call instead of content, extra keys, nulls).
 
 Only 429, 5xx, timeouts and connection errors are retried, with backoff that honours Retry-After and never
 waits past the deadline; the provider SDK's own retries are off so there is one retry policy whatever the
@@ -33,16 +33,17 @@ from typing import Any, TypeVar
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from graph_flows.config import LLMLimits, StructuredMethod
 from graph_flows.reasoners.base import BadModelOutput, ReasonerError
+from graph_flows.reasoners.llm_reply import Reply, parse_reply, reply_of
 from graph_flows.reasoners.llm_schemas import model_schema
 from graph_flows.reasoners.prompts import REPAIR, SHORTER
 
 log = logging.getLogger(__name__)
-__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model", "parse_reply"]
+__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model"]
 
 T = TypeVar("T", bound=BaseModel)
 MAX_RETRY_AFTER_S = 30.0
@@ -52,7 +53,6 @@ _CONTEXT_ERROR = re.compile(
     r"reduce the length|input is too long|exceeds? the (?:model's )?(?:max|context)",
     re.I,
 )
-_TRUNCATED = {"length", "max_tokens"}
 HEARTBEAT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
     "sleuth_llm_heartbeat", default=None
 )  # set by the job worker: called before every model call, so a long question keeps its lease
@@ -176,16 +176,6 @@ def is_retryable(exc: BaseException) -> bool:
     return any(
         n in {"APITimeoutError", "APIConnectionError"} for n in (c.__name__ for c in type(exc).__mro__)
     )
-
-
-@dataclass
-class Reply:
-    """One model reply, whatever the provider: the text or tool arguments, and why it ended."""
-
-    text: str
-    args: dict[str, Any] | None = None  # the first tool call's arguments, when the model called one
-    truncated: bool = False  # cut at the output cap (finish_reason=length, stop_reason=max_tokens)
-    refusal: str | None = None
 
 
 class ModelClient:
@@ -336,14 +326,6 @@ class ModelClient:
         return min(self.limits.backoff_s * 2 ** (state.attempt_number - 1), self.limits.max_backoff_s)
 
 
-def reply_of(raw: AIMessage) -> Reply:
-    meta = raw.response_metadata or {}
-    finish = meta.get("finish_reason") or meta.get("done_reason") or meta.get("stop_reason")
-    refusal = raw.additional_kwargs.get("refusal") or ("refused" if finish == "refusal" else None)
-    args = raw.tool_calls[0]["args"] if raw.tool_calls else None
-    return Reply(text=raw.text, args=args, truncated=finish in _TRUNCATED, refusal=refusal)
-
-
 def _within(call: Callable[[], Any], seconds: float) -> Any:
     """Runs `call`, abandoning it after `seconds` (it ends on its own request timeout, in its thread)."""
     box: dict[str, Any] = {}
@@ -363,44 +345,6 @@ def _within(call: Callable[[], Any], seconds: float) -> Any:
     if "error" in box:
         raise box["error"]
     return box["out"]
-
-
-def parse_reply(reply: Reply | str, schema: type[T]) -> T:
-    """The reply as `schema`, or BadModelOutput with a short reason (sent back to the model to repair).
-
-    Read leniently: a tool call's arguments, or the first complete JSON object in the text (fences and
-    prose around it ignored); then the lenient schema (extra keys ignored, nulls as defaults, lists cut)."""
-    if isinstance(reply, str):
-        reply = Reply(text=reply)
-    if reply.refusal is not None:
-        raise BadModelOutput(f"the model refused: {reply.refusal[:120]}")
-    data = reply.args if reply.args else first_json_object(reply.text, set(schema.model_fields))
-    if data is None:
-        hint = " (cut at the output cap)" if reply.truncated else ""
-        raise BadModelOutput(f"not valid JSON: no complete JSON object in the reply{hint}")
-    try:
-        return schema.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        parts = [f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}" for e in errors[:5]]
-        raise BadModelOutput("; ".join(parts)) from exc
-
-
-def first_json_object(text: str, keys: set[str] | None = None) -> dict[str, Any] | None:
-    """The first complete JSON object in `text` with one of `keys`, wherever it starts (after prose, inside
-    a fence). The keys keep an inner object of a reply cut short from passing for the reply."""
-    decoder = json.JSONDecoder()
-    at = text.find("{")
-    while at >= 0:
-        try:
-            value, _ = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:
-            at = text.find("{", at + 1)
-            continue
-        if isinstance(value, dict) and (keys is None or keys & value.keys()):
-            return value
-        at = text.find("{", at + 1)
-    return None
 
 
 def _status(exc: BaseException) -> int | None:

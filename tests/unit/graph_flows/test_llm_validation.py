@@ -24,9 +24,9 @@ from graph_flows.reasoners.llm_client import (
     ModelUnavailable,
     build_chat_model,
     is_retryable,
-    parse_reply,
 )
 from graph_flows.reasoners.llm_mapping import composition_from, plan_from, reflection_from
+from graph_flows.reasoners.llm_reply import parse_reply
 from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut, model_schema
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.prompts import DATA_CLOSE, passages_block
