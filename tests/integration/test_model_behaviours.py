@@ -360,3 +360,20 @@ def test_a_small_vllm_window_is_met_by_showing_fewer_passages(
         "does not fit the model's context" in n and "asked again with 1 passage(s)" in n for n in notes
     )
     assert reasoner.usage(history["plan"])["fallbacks"] == [] and out["answer"]["answered"]
+
+
+def test_a_reformatted_date_in_a_paraphrase_is_accepted(
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
+) -> None:
+    reformatted = "Atlas's launch slipped from March to 2024-05."
+
+    def compose(ids: dict[str, str]) -> dict[str, Any]:
+        reply = compose_reply(ids)
+        reply["sentences"][0]["text"] = reformatted  # quote: "The Atlas launch moved from March to May 2024."
+        return reply
+
+    llm.respond = model(compose=compose)
+    reasoner = _reasoner(llm, sleeps)
+    out, history = _ask(store, reasoner)
+    assert reformatted in out["answer"]["text"]
+    assert not any(n.startswith("rejected sentence") for n in _notes(history, reasoner))
