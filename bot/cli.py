@@ -22,6 +22,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
+    from bot.settings import Settings
     from connectors.sync import SyncSummary
 
 app = typer.Typer(
