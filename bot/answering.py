@@ -159,11 +159,15 @@ class Answerer:
         principals = asker.principals
         if self._audience is not None:
             principals = self._audience.principals(job.team, job.channel, principals)
+        from graph_flows.reasoners.llm_client import HEARTBEAT
+
+        token = HEARTBEAT.set(lambda: self._jobs.renew(job.id, worker))  # long model calls keep the lease
         try:
             out = self._investigator.ask(
                 job.thread_id, job.text, asker=asker.label, principals=principals, progress=progress
             )
         finally:
+            HEARTBEAT.reset(token)
             status.clear()  # before the answer or apology replaces the placeholder
         result = {"question": job.text, "answer": out["answer"], "trace": out.get("trace") or []}
         self._jobs.save_result(job.id, worker, result)

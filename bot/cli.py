@@ -22,6 +22,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from bot.runtime import Runtime
+    from bot.settings import Settings
     from connectors.sync import SyncSummary
 
 app = typer.Typer(
@@ -439,10 +440,14 @@ def doctor(
     slack: Annotated[
         bool, typer.Option("--slack", help="Check the live Slack setup (token, scopes, secret, public URL)")
     ] = False,
+    llm: Annotated[
+        bool, typer.Option("--llm", help="Also ask the configured model one small question")
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing); with --slack,
-    checks the Slack setup against Slack and the public URL, and says what to fix."""
+    checks the Slack setup against Slack and the public URL, and says what to fix; with --llm, one structured
+    call shows at start whether the model, its URL and its key work (exit code 1 if not)."""
     if slack:
         _doctor_slack(as_json)
         return
@@ -468,13 +473,30 @@ def doctor(
         "database": make_url(s.db_url).render_as_string(hide_password=True),
         "slack": slack,
     }
+    failed = False
+    if llm:
+        rows["model check"], failed = _check_model(s)
     if as_json:
         typer.echo(json.dumps(rows))
-        return
+        raise typer.Exit(1 if failed else 0)
     table = Table("part", "active", show_header=False)
     for part, active in rows.items():
         table.add_row(part, active)
     console.print(table)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _check_model(s: Settings) -> tuple[str, bool]:
+    if not s.llm_model:
+        return "no model configured (SLEUTH_LLM_MODEL unset)", True
+    from graph_flows.reasoners.base import ReasonerError
+    from graph_flows.reasoners.llm import check_model
+
+    try:
+        return f"ok: {check_model(s)}", False
+    except (ReasonerError, ImportError, ValueError) as exc:
+        return f"failed: {exc}", True
 
 
 def _doctor_slack(as_json: bool) -> None:

@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.identity.linking import OAuthSourceConfig
 from bot.status import STATUS_INTERVAL_S
 from connectors.database import sqlite_url
-from graph_flows.config import FlowConfig
+from graph_flows.config import FlowConfig, LLMLimits
 
 DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
 
@@ -59,10 +59,12 @@ class Settings(BaseSettings):
     vault_key: SecretStr | None = None  # Fernet key(s), comma-separated for rotation
     production: bool = False  # refuse insecure defaults (no vault key)
 
-    # LLM reasoner (unset -> offline rule reasoner)
+    # LLM reasoner (unset -> offline rule reasoner). Model string `<provider>:<name>`: openai:gpt-4o-mini
+    # (any OpenAI-compatible server with llm_base_url: vLLM, llama.cpp), ollama:qwen2.5:7b, anthropic:<name>
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
+    llm: LLMLimits = LLMLimits()  # SLEUTH_LLM__CONTEXT_TOKENS=8192, SLEUTH_LLM__MAX_OUTPUT_TOKENS=1500, ...
 
     @property
     def db_url(self) -> str:

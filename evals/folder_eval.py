@@ -97,6 +97,7 @@ class ItemResult:
     rounds: int
     ms: float
     answer_text: str = ""
+    llm: dict[str, Any] | None = None  # model modes: calls, tokens, fallbacks, time over the deadline
 
 
 @dataclass
@@ -270,6 +271,7 @@ def _score_item(
         rounds=outcome.rounds,
         ms=round(outcome.ms, 1),
         answer_text=posted,
+        llm=outcome.llm,
     )
 
 
@@ -332,5 +334,22 @@ def _record(
             "decline_n": len(should_decline),
             "forbidden": sum(len(f["docs"]) for f in forbidden),
             "forbidden_items": forbidden,
+            **_llm_summary(results),
         },
     )
+
+
+def _llm_summary(results: Sequence[ItemResult]) -> dict[str, Any]:
+    """Model modes: calls and tokens per question, the share of steps that fell back, the worst overrun."""
+    usage = [r.llm for r in results if r.llm is not None]
+    if not usage:
+        return {}
+    steps = sum(int(u.get("steps", 0)) for u in usage)
+    return {
+        "llm_calls_mean": round(mean([float(u["calls"]) for u in usage]), 2),
+        "llm_calls_max": max(int(u["calls"]) for u in usage),
+        "llm_tokens_mean": round(mean([float(u["tokens"]) for u in usage]), 1),
+        "llm_tokens_max": max(int(u["tokens"]) for u in usage),
+        "llm_fallback_rate": round(sum(len(u["fallbacks"]) for u in usage) / steps, 4) if steps else 0.0,
+        "llm_max_over_deadline_s": max(float(u.get("over_deadline_s", 0.0)) for u in usage),
+    }

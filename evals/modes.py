@@ -47,6 +47,7 @@ class Outcome:
     gaps: int = 0
     seen: tuple[str, ...] = ()  # every doc id the run surfaced: ranked, evidence read, sources
     answer: dict[str, Any] | None = None  # the flow's answer record (loop modes only)
+    llm: dict[str, Any] | None = None  # model modes: calls, tokens, retries, fallbacks of this question
 
 
 def build_investigator(
@@ -74,6 +75,7 @@ class ModeRunner:
         self._llm_reasoner = llm_reasoner
         self._investigator: Investigator | None = None
         self._llm_investigator: Investigator | None = None
+        self._llm: Reasoner | None = None  # the model mode's reasoner, once built
 
     @property
     def investigator(self) -> Investigator:
@@ -87,8 +89,8 @@ class ModeRunner:
         if self._llm_investigator is None:
             if self._llm_reasoner is None:
                 raise ValueError("the llm mode needs a model: set SLEUTH_LLM_MODEL (and _BASE_URL)")
-            reasoner = self._llm_reasoner()
-            self._llm_investigator = build_investigator(self.store, self._flow_settings, reasoner=reasoner)
+            self._llm = self._llm_reasoner()
+            self._llm_investigator = build_investigator(self.store, self._flow_settings, reasoner=self._llm)
         return self._llm_investigator
 
     def run(
@@ -121,7 +123,18 @@ class ModeRunner:
             gaps=len(answer.get("gaps") or []),
             seen=tuple(distinct([*answer.get("ranked_docs", []), *evidence, *sources])),
             answer=answer,
+            llm=self._usage(mode, ms),
         )
+
+    def _usage(self, mode: str, ms: float) -> dict[str, Any] | None:
+        latest = getattr(self._llm, "latest_usage", None)
+        if mode not in MODEL_MODES or latest is None:
+            return None
+        usage: dict[str, Any] = latest()
+        budget = getattr(getattr(self._llm, "limits", None), "question_budget_s", None)
+        if budget is not None:
+            usage["over_deadline_s"] = round(max(0.0, ms / 1000 - float(budget)), 2)
+        return usage
 
     def _search(self, question: str, mode: str, principals: frozenset[str]) -> list[str]:
         hits = self.store.search_text(question, principals, k=SEARCH_K, mode=mode)

@@ -99,6 +99,12 @@ def acme_lines(records: Sequence[Record]) -> list[str]:
         )
         kinds = ", ".join(f"{kind} {_pct(v['correct'])} (n={v['n']})" for kind, v in x["by_kind"].items())
         lines.append(f"  by kind: {kinds}")
+        if "llm_calls_mean" in x:
+            lines.append(
+                f"  model: {x['llm_calls_mean']} calls (max {x['llm_calls_max']}) and {x['llm_tokens_mean']:.0f} "
+                f"tokens (max {x['llm_tokens_max']}) per question, fallback rate {_pct(x['llm_fallback_rate'])}, "
+                f"worst overrun of the question deadline {x['llm_max_over_deadline_s']:.2f}s"
+            )
         if x["forbidden"]:
             for f in x["forbidden_items"]:
                 lines.append(

@@ -1,11 +1,14 @@
-"""Flow settings (the stop rules' numbers, a plain model so graph_flows never imports bot) and the
-thresholds the flow's modules share."""
+"""Flow settings (the stop rules' numbers), the thresholds the flow's modules share, and the LLM reasoner's
+limits. Plain models so graph_flows never imports bot, and so reading the configuration loads no model client."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
+
+StructuredMethod = Literal["auto", "json_schema", "function_calling", "json_mode"]
 
 
 class FlowConfig(BaseModel):
@@ -26,3 +29,24 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
+
+
+class LLMLimits(BaseModel):
+    """Timeouts, retries, output caps and the per-question budget (SLEUTH_LLM__*). Defaults suit a hosted
+    model; self-hosted ones usually want `context_tokens` set to the window they were started with."""
+
+    temperature: float | None = Field(default=0.0, ge=0, le=2)  # None: not sent (models that reject it)
+    timeout_s: float = Field(default=30.0, gt=0)  # one request
+    attempts: int = Field(default=3, ge=1, le=8)  # per model call: 1 + retries on 429/5xx/timeouts
+    backoff_s: float = Field(default=0.5, ge=0)  # first wait without Retry-After; doubles per retry
+    max_backoff_s: float = Field(default=8.0, ge=0)
+    max_calls: int = Field(default=12, ge=1)  # model requests per question, retries and repairs included
+    max_tokens: int = Field(default=60_000, ge=1)  # input + output tokens per question
+    max_output_tokens: int = Field(default=1500, ge=64)  # every reply is capped (max_tokens / num_predict)
+    context_tokens: int = Field(default=8192, ge=1024)  # the model's window: Ollama num_ctx, prompt budget
+    passage_tokens: int = Field(default=3000, ge=200)  # passages per prompt, best sentences first
+    max_passages: int = Field(default=12, ge=1)  # passages shown to the model per step
+    question_budget_s: float = Field(default=60.0, gt=0)  # every call of a question ends by this deadline
+    compose_reserve_s: float = Field(default=12.0, ge=0)  # plan and reflect leave this much for compose
+    min_call_s: float = Field(default=2.0, gt=0)  # a call with less time left is not started
+    structured_output: StructuredMethod = "auto"  # auto: json_schema (OpenAI, Ollama), tools (Anthropic)

@@ -3,8 +3,13 @@
 `llm_mapping` checks what the nodes cannot (plan entities named in the question, gaps tied to the material,
 composed sentences grounded in their passages); evidence ids, clues and entity quotes are checked by the
 nodes exactly as for the offline reasoner, so the output stays in the same dataclasses. Any step the model
-fails (bad JSON after one repair, transport errors after retries, the question's budget spent) gets the
-offline reasoner's decision, and the notes say "fallback: offline (reason)".
+fails (a reply unreadable after one repair, transport errors after retries, the question's calls, tokens or
+time spent) gets the offline reasoner's decision, and the notes say "fallback: offline (reason)".
+
+A prompt too long for the model's window is asked again with half the passages (twice at most). Composed
+sentences the program rejects (not grounded in their quote, unknown ids) are listed back to the model once;
+when none survives although aspects are established, the step falls back, so a model's failure never reads
+as "not found".
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from graph_flows.reasoners.base import (
     Lexicon,
     PlanProposal,
     Reasoner,
+    ReasonerError,
     ReflectionProposal,
 )
 from graph_flows.reasoners.llm_client import (
     BudgetSpent,
+    ContextTooLong,
     Ledger,
     Ledgers,
     LLMLimits,
@@ -41,19 +48,22 @@ from graph_flows.reasoners.llm_mapping import (
     reflection_from,
     shown_passages,
 )
-from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
+from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.state import Evidence, TurnRecord
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
+PROMPT_OVERHEAD_TOKENS = 900  # system prompt, plan fields and the JSON around passages
+SHRINKS = 2  # times a step is asked again with half the passages after a context-length error
 
 
 class LLMSettings(Protocol):
     llm_model: str | None
     llm_base_url: str | None
     llm_api_key: SecretStr | None
+    # `llm: LLMLimits` too, where the settings carry limits (bot.settings.Settings does)
 
 
 @dataclass
@@ -75,6 +85,7 @@ class LLMReasoner:
         self.limits: LLMLimits = client.limits
         self.fallback = fallback or OfflineReasoner()
         self.ledgers = Ledgers()
+        self._latest = "-"
 
     def ledger(self, plan: dict[str, Any]) -> Ledger:
         return self.ledgers.get(str(plan.get("llm_run") or "-"))
@@ -83,10 +94,16 @@ class LLMReasoner:
         """Calls, tokens, retries and fallbacks of the question `plan` belongs to."""
         return self.ledger(plan).usage()
 
+    def latest_usage(self) -> dict[str, Any]:
+        """The usage of the question planned last: for the bench, which asks one question at a time."""
+        return self.ledgers.get(self._latest).usage()
+
     # ------------------------------------------------------------------ plan
     def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
         run = uuid.uuid4().hex[:12]
         ledger = self.ledgers.get(run)
+        self._latest = run
+        self.client.start(ledger)
         previous = history[-1] if history else None
         notes: list[str] = []
 
@@ -106,13 +123,16 @@ class LLMReasoner:
         self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
     ) -> ReflectionProposal:
         ledger = self.ledger(plan)
-        shown = shown_passages(evidence, first=new_ids, limit=self.limits.max_passages)
-        notes = instruction_like(shown, ledger.flagged)
+        ranked = shown_passages(evidence, first=new_ids, limit=self.limits.max_passages)
+        notes = instruction_like(ranked, ledger.flagged)
 
         def ask() -> ReflectionProposal:
-            message = prompts.reflect_message(plan, shown, new_ids)
-            out = self.client.ask(ledger, prompts.REFLECT, message, ReflectOut, step="reflect")
-            return reflection_from(out, plan, {e["id"] for e in shown}, notes)
+            def once(shown: list[Evidence], budget: int) -> ReflectionProposal:
+                message = prompts.reflect_message(plan, shown, new_ids, budget_tokens=budget)
+                out = self.client.ask(ledger, prompts.REFLECT, message, ReflectOut, step="reflect")
+                return reflection_from(out, plan, {e["id"] for e in shown}, notes)
+
+            return self._fitted(ledger, "reflect", ranked, once)
 
         def offline() -> ReflectionProposal:
             return self.fallback.reflect(plan, evidence, new_ids=new_ids, lexicon=lexicon)
@@ -132,16 +152,30 @@ class LLMReasoner:
     ) -> Composition:
         ledger = self.ledger(plan)
         chains = [eid for chain in established.values() for eid in chain]
-        shown = shown_passages(evidence, first=chains, limit=self.limits.max_passages)
-        notes = instruction_like(shown, ledger.flagged)
+        ranked = shown_passages(evidence, first=chains, limit=self.limits.max_passages)
+        notes = instruction_like(ranked, ledger.flagged)
 
         def ask() -> Composition:
-            message = prompts.compose_message(plan, shown, established)
-            out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
-            composition = composition_from(out, plan, evidence, notes)
-            if established and not composition.sentences:
-                raise BadModelOutput("no grounded sentence although aspects are established")
-            return composition
+            def once(shown: list[Evidence], budget: int) -> Composition:
+                message = prompts.compose_message(plan, shown, established, budget_tokens=budget)
+                out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
+                composition, rejected = composition_from(out, plan, evidence, notes)
+                if rejected:
+                    notes.append(f"compose: {len(rejected)} sentence(s) rejected; one repair asked")
+                    again = f"{message}\n\n{prompts.REGROUND.format(rejected=chr(10).join(rejected))}"
+                    try:
+                        out = self.client.ask(ledger, prompts.COMPOSE, again, ComposeOut, step="compose")
+                    except ReasonerError as exc:  # the grounded sentences of the first reply still stand
+                        notes.append(f"compose: the repair failed ({exc})")
+                    else:
+                        repaired, _ = composition_from(out, plan, evidence, notes)
+                        if len(repaired.sentences) >= len(composition.sentences):
+                            composition = repaired
+                if established and not composition.sentences:
+                    raise BadModelOutput("no grounded sentence although aspects are established")
+                return composition
+
+            return self._fitted(ledger, "compose", ranked, once)
 
         def offline() -> Composition:
             return self.fallback.compose(plan, evidence, established, lexicon=lexicon)
@@ -150,12 +184,35 @@ class LLMReasoner:
         u = ledger.usage()
         total = (
             f"usage: {u['calls']} call(s), {u['tokens']} tokens, {u['retries']} retries, "
-            f"{len(u['fallbacks'])} fallback(s) this question"
+            f"{len(u['fallbacks'])} fallback(s) in {u['steps']} step(s) this question "
+            f"(fallback rate {u['fallback_rate']:.0%})"
         )
         composition.notes = [*composition.notes, *step_notes, total]
         return composition
 
     # ------------------------------------------------------------------ shared
+    def _fitted(
+        self, ledger: Ledger, step: str, ranked: list[Evidence], once: Callable[[list[Evidence], int], R]
+    ) -> R:
+        """Asks with the passages that fit the window; on a context-length error, again with half of them."""
+        budget = max(
+            200,
+            min(
+                self.limits.passage_tokens,
+                self.limits.context_tokens - self.limits.max_output_tokens - PROMPT_OVERHEAD_TOKENS,
+            ),
+        )
+        shown = ranked
+        for shrink in range(SHRINKS + 1):
+            try:
+                return once(shown, budget)
+            except ContextTooLong as exc:
+                if shrink == SHRINKS or len(shown) <= 1:
+                    raise BadModelOutput(f"{exc}; still too long with {len(shown)} passage(s)") from exc
+                shown, budget = shown[: max(1, len(shown) // 2)], max(200, budget // 2)
+                ledger.notes.append(f"{step}: {exc}; asked again with {len(shown)} passage(s)")
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _step(
         self, ledger: Ledger, step: str, ask: Callable[[], R], offline: Callable[[], R], notes: list[str]
     ) -> tuple[R, list[str]]:
@@ -164,6 +221,7 @@ class LLMReasoner:
         reason = (
             f"model unavailable earlier in this question: {ledger.unavailable}" if ledger.unavailable else ""
         )
+        ledger.steps += 1
         if not reason:
             calls, tokens = ledger.calls, ledger.tokens
             try:
@@ -190,14 +248,37 @@ class LLMReasoner:
 def build_reasoner(
     settings: LLMSettings, *, limits: LLMLimits | None = None, sleep: Callable[[float], None] | None = None
 ) -> Reasoner:
-    """The LLM reasoner when `llm_model` is set ("openai:<name>" + base_url, "ollama:<name>",
-    "anthropic:<name>"), else the offline rule reasoner."""
+    """The LLM reasoner when `llm_model` is set, else the offline rule reasoner. The model string is
+    `<provider>:<model name>`: `openai:gpt-4o-mini` (any OpenAI-compatible server with `llm_base_url`: vLLM,
+    llama.cpp, LM Studio), `ollama:llama3.1:8b`, `anthropic:claude-sonnet-4-5`; a bare name means openai."""
     if not settings.llm_model:
         return OfflineReasoner()
-    from graph_flows.reasoners.llm_client import build_chat_model
+    return LLMReasoner(model_client(settings, limits=limits, sleep=sleep), model=settings.llm_model)
 
-    limits = limits or LLMLimits()
+
+def model_client(
+    settings: LLMSettings, *, limits: LLMLimits | None = None, sleep: Callable[[float], None] | None = None
+) -> ModelClient:
+    from graph_flows.reasoners.llm_client import build_chat_model, provider_of
+
+    if not settings.llm_model:
+        raise ValueError("no model configured (SLEUTH_LLM_MODEL)")
+    limits = limits or getattr(settings, "llm", None) or LLMLimits()
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     chat = build_chat_model(settings.llm_model, base_url=settings.llm_base_url, api_key=key, limits=limits)
-    client = ModelClient(chat, limits) if sleep is None else ModelClient(chat, limits, sleep=sleep)
-    return LLMReasoner(client, model=settings.llm_model)
+    provider, _ = provider_of(settings.llm_model)
+    if sleep is None:
+        return ModelClient(chat, limits, provider=provider)
+    return ModelClient(chat, limits, provider=provider, sleep=sleep)
+
+
+def check_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> str:
+    """One small structured call, for `sleuth doctor --llm`: a wrong key, model name or URL shows at start
+    instead of turning every answer offline. Returns what worked; raises ReasonerError with what failed."""
+    client = model_client(settings, limits=limits)
+    ledger = Ledger(run="doctor")
+    client.start(ledger)
+    out = client.ask(ledger, prompts.PING, "ping", PingOut, step="compose")
+    if not out.ok:
+        raise BadModelOutput("the model answered the check with ok=false")
+    return f"{settings.llm_model} answered in structured output ({client.method}), {ledger.tokens} tokens"

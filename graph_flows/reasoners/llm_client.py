@@ -1,15 +1,26 @@
-"""Talking to the chat model: provider wiring, retries, the per-question budget, and one repair attempt.
+"""Talking to the chat model: provider wiring, native structured output, retries, the question's deadline and
+budget, and one repair attempt.
 
-Errors (`reasoners.base` holds the root): ReasonerError > BadModelOutput (a reply that is not the JSON shape
-asked for, even after one repair), ModelUnavailable (transport failed after retries, or the provider refused),
-BudgetSpent (the question's call or token cap is reached). The reasoner turns each into an offline fallback.
+Errors (`reasoners.base` holds the root): ReasonerError > BadModelOutput (a reply that cannot be read as the
+shape asked for, even after one repair, or a refusal), ModelUnavailable (transport failed after retries, or the
+provider refused the request), BudgetSpent (the question's calls, tokens or time are spent), ContextTooLong
+(the prompt does not fit the model's window: the reasoner shows fewer passages and asks again). The reasoner
+turns each into an offline fallback, with the reason in the trace.
 
-Only 429, 5xx, timeouts and connection errors are retried, with backoff that honours Retry-After; the
-provider SDK's own retries are off so there is one retry policy whatever the provider.
+Structured output is the provider's own, through LangChain's `with_structured_output`: `json_schema` for
+OpenAI-compatible servers (vLLM included) and Ollama, `function_calling` (a forced tool) for Anthropic. The
+schema shown is `llm_schemas.model_schema`; the reply is read by `llm_reply.parse_reply`, which forgives what
+strict modes cannot promise (prose or fences around the JSON, a tool call instead of content, extra keys, nulls).
+
+Only 429, 5xx, timeouts and connection errors are retried, with backoff that honours Retry-After and never
+waits past the deadline; the provider SDK's own retries are off so there is one retry policy whatever the
+provider. Every call runs under the question's deadline: a call that outlives it is abandoned.
 """
 
 from __future__ import annotations
 
+import contextvars
+import json
 import logging
 import re
 import threading
@@ -22,18 +33,29 @@ from typing import Any, TypeVar
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from pydantic import BaseModel
+from tenacity import RetryCallState, Retrying, retry_if_exception
 
+from graph_flows.config import LLMLimits, StructuredMethod
 from graph_flows.reasoners.base import BadModelOutput, ReasonerError
-from graph_flows.reasoners.prompts import REPAIR
+from graph_flows.reasoners.llm_reply import Reply, parse_reply, reply_of
+from graph_flows.reasoners.llm_schemas import model_schema
+from graph_flows.reasoners.prompts import REPAIR, SHORTER
 
 log = logging.getLogger(__name__)
+__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model"]
 
 T = TypeVar("T", bound=BaseModel)
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 MAX_RETRY_AFTER_S = 30.0
 MAX_LEDGERS = 512
+_CONTEXT_ERROR = re.compile(
+    r"context.length|context window|maximum context|prompt is too long|too many tokens|"
+    r"reduce the length|input is too long|exceeds? the (?:model's )?(?:max|context)",
+    re.I,
+)
+HEARTBEAT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "sleuth_llm_heartbeat", default=None
+)  # set by the job worker: called before every model call, so a long question keeps its lease
 
 
 class ModelUnavailable(ReasonerError):
@@ -44,18 +66,8 @@ class BudgetSpent(ReasonerError):
     pass
 
 
-class LLMLimits(BaseModel):
-    """Timeouts, retries and the per-question budget. Defaults suit a hosted model; tests shrink them."""
-
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    timeout_s: float = Field(default=30.0, gt=0)
-    attempts: int = Field(default=3, ge=1, le=8)  # per model call: 1 + retries on 429/5xx/timeouts
-    backoff_s: float = Field(default=0.5, ge=0)  # first wait without Retry-After; doubles per retry
-    max_backoff_s: float = Field(default=8.0, ge=0)
-    max_calls: int = Field(default=12, ge=1)  # model requests per question, retries and repairs included
-    max_tokens: int = Field(default=60_000, ge=1)  # input + output tokens per question
-    max_output_tokens: int = Field(default=1500, ge=64)  # where the provider takes a cap (Anthropic, Ollama)
-    max_passages: int = Field(default=20, ge=1)  # passages shown to the model per step
+class ContextTooLong(ReasonerError):
+    pass
 
 
 @dataclass
@@ -69,6 +81,8 @@ class Ledger:
     output_tokens: int = 0
     estimated: bool = False  # some reply had no usage metadata; tokens estimated from characters
     unavailable: str | None = None  # set once transport failed: later steps skip the model
+    deadline: float | None = None  # monotonic time by which the question's last call must end
+    steps: int = 0  # steps asked of the model (plan, each reflect, compose)
     fallbacks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     flagged: set[str] = field(default_factory=set)  # evidence ids already noted as instruction-like
@@ -85,7 +99,9 @@ class Ledger:
             "output_tokens": self.output_tokens,
             "tokens": self.tokens,
             "estimated": self.estimated,
+            "steps": self.steps,
             "fallbacks": list(self.fallbacks),
+            "fallback_rate": round(len(self.fallbacks) / self.steps, 2) if self.steps else 0.0,
         }
 
 
@@ -107,23 +123,24 @@ class Ledgers:
             return ledger
 
 
+def provider_of(model: str) -> tuple[str, str]:
+    """`openai:gpt-4o-mini` -> ("openai", "gpt-4o-mini"); a bare name is an OpenAI-compatible model."""
+    provider, _, name = model.partition(":") if ":" in model else ("openai", "", model)
+    return provider, name
+
+
 def build_chat_model(
     model: str, *, base_url: str | None, api_key: str | None, limits: LLMLimits
 ) -> BaseChatModel:
-    """`openai:<name>` (any OpenAI-compatible endpoint with base_url), `ollama:<name>`, `anthropic:<name>`;
-    other LangChain providers get only the common options. Keys are passed explicitly, never read from env."""
+    """`openai:<name>` (any OpenAI-compatible endpoint with base_url: vLLM, llama.cpp, LM Studio...),
+    `ollama:<name>`, `anthropic:<name>`; other LangChain providers get only the common options. Keys are
+    passed explicitly, never read from the environment. Every reply is capped at `max_output_tokens`, and
+    Ollama gets `num_ctx` (its default window of 2-4k tokens silently cuts the prompt)."""
     from langchain.chat_models import init_chat_model
 
-    provider, _, name = model.partition(":") if ":" in model else ("openai", "", model)
+    provider, name = provider_of(model)
     options: dict[str, Any] = {"temperature": limits.temperature}
-    if provider == "openai":
-        options |= {
-            "api_key": api_key or "unused",
-            "timeout": limits.timeout_s,
-            "max_retries": 0,
-            "model_kwargs": {"response_format": {"type": "json_object"}},
-        }
-    elif provider == "anthropic":
+    if provider in {"openai", "anthropic"}:
         options |= {
             "api_key": api_key or "unused",
             "timeout": limits.timeout_s,
@@ -132,7 +149,7 @@ def build_chat_model(
         }
     elif provider == "ollama":
         options |= {
-            "format": "json",
+            "num_ctx": limits.context_tokens,
             "num_predict": limits.max_output_tokens,
             "client_kwargs": {"timeout": limits.timeout_s},
         }
@@ -141,6 +158,12 @@ def build_chat_model(
     if base_url:
         options["base_url"] = base_url
     return init_chat_model(name, model_provider=provider, **options)
+
+
+def structured_method(provider: str, configured: StructuredMethod) -> str:
+    if configured != "auto":
+        return configured
+    return "json_schema" if provider in {"openai", "ollama"} else "function_calling"
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -156,37 +179,70 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 class ModelClient:
-    """One chat model plus the retry policy and the budget. `ask` returns a validated reply or raises."""
+    """One chat model plus the retry policy, the deadline and the budget. `ask` returns a reply read as
+    `schema`, or raises."""
 
     def __init__(
-        self, chat: BaseChatModel, limits: LLMLimits, *, sleep: Callable[[float], None] = time.sleep
+        self,
+        chat: BaseChatModel,
+        limits: LLMLimits,
+        *,
+        provider: str = "openai",
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.chat = chat
         self.limits = limits
+        self.provider = provider
+        self.method = structured_method(provider, limits.structured_output)
         self._sleep = sleep
+        self.clock = clock
+
+    def start(self, ledger: Ledger) -> None:
+        """Starts the question's clock: every call of it ends by `question_budget_s` from now."""
+        ledger.deadline = self.clock() + self.limits.question_budget_s
 
     def ask(self, ledger: Ledger, system: str, user: str, schema: type[T], *, step: str) -> T:
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
-        text = self._call(ledger, messages)
+        reply = self._call(ledger, messages, schema, step)
         try:
-            return parse_reply(text, schema)
+            return parse_reply(reply, schema)
         except BadModelOutput as exc:
-            ledger.notes.append(f"{step}: rejected reply ({exc}); one repair asked")
-            messages += [AIMessage(text), HumanMessage(REPAIR.format(error=exc))]
+            if reply.refusal is not None:
+                raise
+            if reply.truncated:
+                ledger.notes.append(f"{step}: reply cut at the output cap ({exc}); asked again, shorter")
+                messages = [SystemMessage(system), HumanMessage(f"{user}\n\n{SHORTER}")]
+            else:
+                ledger.notes.append(f"{step}: rejected reply ({exc}); one repair asked")
+                previous = [AIMessage(reply.text)] if reply.text.strip() else []
+                messages += [*previous, HumanMessage(REPAIR.format(error=exc))]
         try:
-            return parse_reply(self._call(ledger, messages), schema)
+            return parse_reply(self._call(ledger, messages, schema, step), schema)
         except BadModelOutput as exc:
             raise BadModelOutput(f"{exc} (after one repair)") from exc
 
-    def _call(self, ledger: Ledger, messages: list[BaseMessage]) -> str:
+    def remaining(self, ledger: Ledger, step: str) -> float:
+        """Seconds this step may still spend; plan and reflect leave `compose_reserve_s` for compose."""
+        if ledger.deadline is None:
+            return float("inf")
+        reserve = 0.0 if step == "compose" else self.limits.compose_reserve_s
+        return ledger.deadline - reserve - self.clock()
+
+    def _call(self, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str) -> Reply:
         def before_sleep(state: RetryCallState) -> None:
             ledger.retries += 1
             log.warning(
                 "model call failed, retrying", extra={"attempt": state.attempt_number, "run": ledger.run}
             )
 
+        def stop(state: RetryCallState) -> bool:
+            if state.attempt_number >= self.limits.attempts:
+                return True
+            return self.remaining(ledger, step) - self._wait(state) < self.limits.min_call_s
+
         retrying = Retrying(
-            stop=stop_after_attempt(self.limits.attempts),
+            stop=stop,
             wait=self._wait,
             retry=retry_if_exception(is_retryable),
             sleep=self._sleep,
@@ -194,31 +250,73 @@ class ModelClient:
             reraise=True,
         )
         try:
-            reply = retrying(self._once, ledger, messages)
+            return retrying(self._once, ledger, messages, schema, step)
         except ReasonerError:
             raise
         except Exception as exc:  # provider SDKs raise their own trees; wrapped once, here
+            if _status(exc) in {400, 413, 422} and _CONTEXT_ERROR.search(_message(exc)):
+                raise ContextTooLong(
+                    f"the prompt does not fit the model's context ({_describe(exc)})"
+                ) from exc
+            if _status(exc) == 400 and "temperature" in _message(exc).lower() and self._drop_temperature():
+                ledger.notes.append(f"{step}: the model rejects temperature; sent without it from now on")
+                return self._call(ledger, messages, schema, step)
             ledger.unavailable = _describe(exc)
             raise ModelUnavailable(ledger.unavailable) from exc
-        return reply
 
-    def _once(self, ledger: Ledger, messages: list[BaseMessage]) -> str:
+    def _once(self, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str) -> Reply:
         if ledger.calls >= self.limits.max_calls:
             raise BudgetSpent(f"call cap {self.limits.max_calls} reached")
         if ledger.tokens >= self.limits.max_tokens:
             raise BudgetSpent(f"token cap {self.limits.max_tokens} reached ({ledger.tokens})")
+        left = self.remaining(ledger, step)
+        if left < self.limits.min_call_s:
+            raise BudgetSpent(f"deadline: {max(0.0, left):.1f}s left for {step}")
+        beat = HEARTBEAT.get()
+        if beat is not None:
+            beat()
         ledger.calls += 1
-        reply = self.chat.invoke(messages)
-        text = reply.text if isinstance(reply, AIMessage) else str(reply.content)
-        usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
+        strict = {"strict": True} if self.provider == "openai" and self.method == "json_schema" else {}
+        runnable = self.chat.with_structured_output(
+            model_schema(schema),
+            method=self.method,  # type: ignore[arg-type]
+            include_raw=True,
+            **strict,
+        )
+        try:
+            out = _within(lambda: runnable.invoke(messages), min(left, self.limits.timeout_s + 1.0))
+        except Exception as exc:
+            if type(exc).__name__ != "LengthFinishReasonError":  # the OpenAI SDK's word for a cut reply
+                raise
+            return self._cut(ledger, exc)
+        raw = out["raw"] if isinstance(out, dict) else out
+        if not isinstance(raw, AIMessage):
+            raise BadModelOutput(f"unexpected reply type {type(raw).__name__}")
+        reply = reply_of(raw)
+        usage = raw.usage_metadata
         if usage:
             ledger.input_tokens += int(usage.get("input_tokens", 0))
             ledger.output_tokens += int(usage.get("output_tokens", 0))
         else:
             ledger.estimated = True
             ledger.input_tokens += sum(len(str(m.content)) for m in messages) // 4
-            ledger.output_tokens += len(text) // 4
-        return text
+            ledger.output_tokens += len(reply.text) // 4
+        return reply
+
+    def _cut(self, ledger: Ledger, exc: Exception) -> Reply:
+        completion = getattr(exc, "completion", None)
+        choices = getattr(completion, "choices", None) or []
+        text = (getattr(choices[0].message, "content", None) or "") if choices else ""
+        usage = getattr(completion, "usage", None)
+        ledger.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        ledger.output_tokens += int(getattr(usage, "completion_tokens", 0) or self.limits.max_output_tokens)
+        return Reply(text=text, truncated=True)
+
+    def _drop_temperature(self) -> bool:
+        if getattr(self.chat, "temperature", None) is None:
+            return False
+        self.chat = self.chat.model_copy(update={"temperature": None})
+        return True
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -228,20 +326,25 @@ class ModelClient:
         return min(self.limits.backoff_s * 2 ** (state.attempt_number - 1), self.limits.max_backoff_s)
 
 
-def parse_reply(text: str, schema: type[T]) -> T:
-    """The reply as `schema`, or BadModelOutput with a short reason (sent back to the model to repair)."""
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
-    try:
-        return schema.model_validate_json(body)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        if errors and errors[0]["type"] == "json_invalid":
-            raise BadModelOutput(f"not valid JSON: {errors[0]['msg']}") from exc
-        parts = [f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}" for e in errors[:5]]
-        raise BadModelOutput("; ".join(parts)) from exc
+def _within(call: Callable[[], Any], seconds: float) -> Any:
+    """Runs `call`, abandoning it after `seconds` (it ends on its own request timeout, in its thread)."""
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            box["out"] = context.run(call)
+        except BaseException as exc:  # handed to the caller's thread as is
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="sleuth-llm-call", daemon=True)
+    thread.start()
+    thread.join(max(0.0, seconds))
+    if thread.is_alive():
+        raise TimeoutError(f"no reply within {seconds:.1f}s")
+    if "error" in box:
+        raise box["error"]
+    return box["out"]
 
 
 def _status(exc: BaseException) -> int | None:
@@ -260,6 +363,21 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
+def _message(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    return f"{exc} {json.dumps(body) if isinstance(body, dict) else body or ''}"
+
+
+_HINTS = {
+    401: "the key was refused: check SLEUTH_LLM_API_KEY",
+    403: "the key may not use this model: check SLEUTH_LLM_API_KEY and SLEUTH_LLM_MODEL",
+    404: "unknown model or URL: check SLEUTH_LLM_MODEL and SLEUTH_LLM_BASE_URL",
+}
+
+
 def _describe(exc: BaseException) -> str:
     status = _status(exc)
-    return f"{type(exc).__name__} (HTTP {status})" if status and status >= 400 else type(exc).__name__
+    if not status or status < 400:
+        return type(exc).__name__
+    hint = f": {_HINTS[status]}" if status in _HINTS else ""
+    return f"{type(exc).__name__} (HTTP {status}{hint})"

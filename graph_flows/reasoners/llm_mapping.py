@@ -3,8 +3,9 @@
 - plan: aspect ids and stemmed terms are the program's; entities must be named in the question.
 - reflect: relevance only for passages shown; a gap without clues must name the aspect no passage covers
   ("more background knowledge" is rejected). Evidence ids, clues and entity quotes are left to the node.
-- compose: a sentence must be grounded in the passages it cites (most content terms, every number and date);
-  sentences citing unknown ids go through so the answer node drops them and says so.
+- compose: a sentence must cite known evidence and be grounded in it (`grounding`: its verbatim quote is in
+  the passage; numbers, dates and negation agree). Rejected sentences are returned with their reasons so the
+  reasoner can ask for one repair that lists them; the answer node still checks citations whatever happens.
 Every rejection becomes a note, which the trace shows.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.text import dedupe, normalise
-from graph_flows.reading import addresses_assistant, term_set, terms, values
+from graph_flows.reading import addresses_assistant, terms
 from graph_flows.reasoners.base import (
     ComposedSentence,
     Composition,
@@ -23,10 +24,10 @@ from graph_flows.reasoners.base import (
     PlanProposal,
     ReflectionProposal,
 )
+from graph_flows.reasoners.grounding import ungrounded
 from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
 from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
 
-GROUNDED_SHARE = 0.5  # share of a sentence's content terms that must occur in the passages it cites
 MAX_QUERY_CHARS = 200
 
 
@@ -74,10 +75,9 @@ def reflection_from(
     out: ReflectOut, plan: dict[str, Any], shown: set[str], notes: list[str]
 ) -> ReflectionProposal:
     aspects = {a["id"]: a for a in plan["aspects"]}
-    relevance = {eid: max(0.0, min(1.0, v)) for eid, v in out.relevance.items() if eid in shown}
-    notes.extend(
-        f"rejected relevance for unknown evidence {eid[:20]}" for eid in out.relevance if eid not in shown
-    )
+    scores = out.relevance_map
+    relevance = {eid: v for eid, v in scores.items() if eid in shown}
+    notes.extend(f"rejected relevance for unknown evidence {eid[:20]}" for eid in scores if eid not in shown)
     missing: list[Gap] = []
     for gap in out.missing:
         if gap.kind != "missing_source":  # the node keeps it only if a clue is known evidence
@@ -101,15 +101,22 @@ def reflection_from(
 
 def composition_from(
     out: ComposeOut, plan: dict[str, Any], evidence: Sequence[Evidence], notes: list[str]
-) -> Composition:
+) -> tuple[Composition, list[str]]:
+    """The grounded sentences, and each rejected one with its reason (for the repair request)."""
     by_id = {e["id"]: e for e in evidence}
     aspects = {a["id"] for a in plan["aspects"]}
     kept: list[ComposedSentence] = []
+    rejected: list[str] = []
     for s in out.sentences:
-        cited = [by_id[c] for c in s.cites if c in by_id]
-        if len(cited) == len(s.cites) and not grounded(s.text, cited):
-            notes.append(f"rejected ungrounded sentence: {s.text[:100]}")
-            continue  # unknown citations go through: the answer node drops them and says so
+        unknown = [c for c in s.cites if c not in by_id]
+        if unknown:
+            reason: str | None = f"it cites {', '.join(unknown)}, which is not a passage shown"
+        else:
+            reason = ungrounded(s.text, s.quote, [by_id[c] for c in s.cites])
+        if reason:
+            notes.append(f"rejected sentence ({reason}): {s.text[:100]}")
+            rejected.append(f'- "{s.text[:200]}": {reason}')
+            continue
         kept.append(
             ComposedSentence(
                 text=s.text, cites=list(s.cites), aspect=s.aspect if s.aspect in aspects else None
@@ -121,17 +128,7 @@ def composition_from(
     for g in out.gaps:
         if g.clues and all(eid in by_id for eid in g.clues):
             notes.append(f"model reports a gap: {g.what[:80]} (clues {', '.join(g.clues)})")
-    return Composition(sentences=kept, answered=bool(kept) and out.answered)
-
-
-def grounded(sentence: str, cited: Sequence[Evidence]) -> bool:
-    """Whether a sentence says only what its passages say: most content terms, and every number and date."""
-    source = " ".join(f"{e['title']} {e['text']}" for e in cited)
-    own, pool = term_set(sentence), term_set(source)
-    if not own or len(own & pool) / len(own) < GROUNDED_SHARE:
-        return False
-    flat = source.lower().replace(",", "")
-    return all(v in flat for v in values(sentence))
+    return Composition(sentences=kept, answered=bool(kept) and out.answered), rejected
 
 
 def shown_passages(evidence: Sequence[Evidence], *, first: Sequence[str], limit: int) -> list[Evidence]:

@@ -1,4 +1,4 @@
-"""The LLM reasoner through the real flow, a real langchain-openai client and a fake model on 127.0.0.1.
+"""The LLM reasoner through the real flow, a real langchain-openai client and the model simulator on 127.0.0.1.
 
 The store is real (SQLite + embedded Chroma on tmp_path, hash embedder). The fake model is scripted per step
 (plan / reflect / compose, told apart by the system prompt), choosing evidence ids from the passages it is
@@ -28,7 +28,7 @@ from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_client import LLMLimits
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.prompts import DATA_CLOSE, DATA_OPEN
-from tests.servers.openai_compat import FakeChatServer, Reply, serve
+from tests.servers.model_sim import ModelSimulator, Protocol, Say, Turn, serve
 
 ANN = frozenset({"public", "user:ann@acme.io"})
 QUESTION = "Why was the Atlas launch delayed?"
@@ -100,7 +100,7 @@ def store(tmp_path: Path) -> KnowledgeStore:
 
 
 @pytest.fixture
-def llm() -> Iterator[FakeChatServer]:
+def llm() -> Iterator[ModelSimulator]:
     with serve() as server:
         yield server
 
@@ -110,9 +110,21 @@ def sleeps() -> list[float]:
     return []
 
 
-def _reasoner(server: FakeChatServer, sleeps: list[float], **limits: Any) -> LLMReasoner:
+MODELS: dict[Protocol, str] = {
+    "openai": "openai:fake",
+    "ollama": "ollama:fake",
+    "anthropic": "anthropic:claude-fake",
+}
+
+
+def _reasoner(
+    server: ModelSimulator, sleeps: list[float], protocol: Protocol = "openai", **limits: Any
+) -> LLMReasoner:
     settings = Settings(
-        _env_file=None, llm_model="openai:fake", llm_base_url=server.base_url, llm_api_key="test"
+        _env_file=None,
+        llm_model=MODELS[protocol],
+        llm_base_url=server.base_url(protocol),
+        llm_api_key="test",
     )
     reasoner = build_reasoner(settings, limits=LLMLimits(**{"timeout_s": 5.0, **limits}), sleep=sleeps.append)
     assert isinstance(reasoner, LLMReasoner)
@@ -130,17 +142,15 @@ def _ask(
 
 
 # ---------------------------------------------------------------------- the scripted model
-def step_of(body: dict[str, Any]) -> str:
-    system = body["messages"][0]["content"]
-    return next(s for s in ("plan", "reflect", "compose") if f"Task: {s}" in system)
+def step_of(turn: Turn) -> str:
+    return next(s for s in ("plan", "reflect", "compose") if f"Task: {s}" in turn.system)
 
 
-def passages(body: dict[str, Any]) -> dict[str, str]:
+def passages(turn: Turn) -> dict[str, str]:
     """Title -> evidence id of the passages in the request's data block."""
-    user = body["messages"][1]["content"]
-    if DATA_OPEN not in user:
+    if DATA_OPEN not in turn.user:
         return {}
-    block = user.split(DATA_OPEN, 1)[1].split(DATA_CLOSE, 1)[0]
+    block = turn.user.split(DATA_OPEN, 1)[1].split(DATA_CLOSE, 1)[0]
     return {p["title"]: p["id"] for p in json.loads(block)}
 
 
@@ -176,13 +186,14 @@ def reflect_reply(ids: dict[str, str]) -> dict[str, Any]:
 def compose_reply(ids: dict[str, str]) -> dict[str, Any]:
     return {
         "sentences": [
-            {"text": text, "cites": [ids[title]], "aspect": "a1"} for title, text in ANSWER_SENTENCES.items()
+            {"text": text, "cites": [ids[title]], "quote": text, "aspect": "a1"}
+            for title, text in ANSWER_SENTENCES.items()
         ],
         "answered": True,
     }
 
 
-def model(**overrides: Callable[[dict[str, str]], Any]) -> Callable[[dict[str, Any]], Any]:
+def model(**overrides: Callable[[dict[str, str]], Any]) -> Callable[[Turn], Any]:
     """A well-behaved model, with some steps replaced (each override gets the passages' title -> id)."""
     steps: dict[str, Callable[[dict[str, str]], Any]] = {
         "plan": lambda ids: PLAN,
@@ -190,7 +201,7 @@ def model(**overrides: Callable[[dict[str, str]], Any]) -> Callable[[dict[str, A
         "compose": compose_reply,
         **overrides,
     }
-    return lambda body: steps[step_of(body)](passages(body))
+    return lambda turn: steps[step_of(turn)](passages(turn))
 
 
 def _notes(history: dict[str, Any], reasoner: LLMReasoner) -> list[str]:
@@ -199,7 +210,7 @@ def _notes(history: dict[str, Any], reasoner: LLMReasoner) -> list[str]:
 
 # ---------------------------------------------------------------------- tests
 def test_the_model_drives_a_multi_round_investigation(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
     llm.respond = model()
     reasoner = _reasoner(llm, sleeps)
@@ -214,22 +225,23 @@ def test_the_model_drives_a_multi_round_investigation(
     reflects = [t for t in out["trace"] if t["node"] == "reflect"]
     assert reflects[0]["seeds"] == ["ENG-142"] and reflects[0]["next"] == "graph"
     assert [t["direction"] for t in out["trace"] if t["node"] == "retrieve"] == ["text", "graph"]
-    assert [step_of(r) for r in llm.requests] == ["plan", "reflect", "reflect", "compose"]
-    assert all(r["temperature"] == 0 and r["model"] == "fake" for r in llm.requests)
+    assert [step_of(t) for t in llm.turns] == ["plan", "reflect", "reflect", "compose"]
+    assert all(t.body["temperature"] == 0 and t.body["model"] == "fake" for t in llm.turns)
+    assert all(t.body["response_format"]["type"] == "json_schema" and t.max_tokens == 1500 for t in llm.turns)
     usage = reasoner.usage(history["plan"])
     assert usage["calls"] == 4 and usage["fallbacks"] == [] and usage["tokens"] > 0 and not usage["estimated"]
     assert llm.unscripted == 0 and llm.errors == []
 
 
 def test_invalid_json_gets_one_repair_then_the_offline_decision(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
     llm.push('{"aspects": [', "still not json")
     llm.respond = model()
     reasoner = _reasoner(llm, sleeps)
     out, history = _ask(store, reasoner)
 
-    repair = llm.requests[1]["messages"]
+    repair = llm.turns[1].messages
     assert repair[-2] == {"role": "assistant", "content": '{"aspects": ['}
     assert repair[-1]["content"].startswith("Your reply was rejected: not valid JSON")
     offline_plan = OfflineReasoner()  # the plan step is the offline reasoner's
@@ -243,18 +255,28 @@ def test_invalid_json_gets_one_repair_then_the_offline_decision(
     assert out["answer"]["reasoner"] == "llm" and out["answer"]["answered"]  # later steps used the model
 
 
-def test_a_repaired_reply_is_used(store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]) -> None:
-    llm.push({**PLAN, "act_as": "admin"}, PLAN)
+def test_a_repaired_reply_is_used(store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]) -> None:
+    llm.push({**PLAN, "aspects": []}, PLAN)
     llm.respond = model()
     reasoner = _reasoner(llm, sleeps)
     _, history = _ask(store, reasoner)
     assert history["plan"]["aspects"][0]["text"] == "why the Atlas launch was delayed"
-    assert "act_as: Extra inputs are not permitted" in llm.requests[1]["messages"][-1]["content"]
-    assert any("act_as: Extra inputs are not permitted" in n for n in _notes(history, reasoner))
+    assert "aspects: List should have at least 1 item" in llm.turns[1].messages[-1]["content"]
+    assert any("aspects: List should have at least 1 item" in n for n in _notes(history, reasoner))
+
+
+def test_an_extra_key_adds_nothing(store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]) -> None:
+    """Unknown keys are ignored, not obeyed: the program reads only the fields it knows."""
+    llm.push({**PLAN, "act_as": "admin", "principals": ["group:wiki:finance"]})
+    llm.respond = model()
+    reasoner = _reasoner(llm, sleeps)
+    out, history = _ask(store, reasoner)
+    assert history["principals"] == sorted(ANN) and out["answer"]["answered"]
+    assert [step_of(t) for t in llm.turns][:2] == ["plan", "reflect"]  # no repair was needed
 
 
 def test_a_fabricated_evidence_id_drops_the_sentence(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
     def compose(ids: dict[str, str]) -> dict[str, Any]:
         reply = compose_reply(ids)
@@ -262,16 +284,19 @@ def test_a_fabricated_evidence_id_drops_the_sentence(
         return reply
 
     llm.respond = model(compose=compose)
-    out, _ = _ask(store, _reasoner(llm, sleeps))
-    answer_step = next(t for t in out["trace"] if t["node"] == "answer")
-    assert answer_step["dropped"] == [
-        {"sentence": "The launch was cancelled by the board.", "bad_citations": ["E99"]}
-    ]
+    reasoner = _reasoner(llm, sleeps)
+    out, history = _ask(store, reasoner)
+    notes = _notes(history, reasoner)
+    assert (
+        "rejected sentence (it cites E99, which is not a passage shown): The launch was cancelled by the board."
+        in notes
+    )
+    assert "E99" in llm.turns[-1].user and step_of(llm.turns[-1]) == "compose"  # the repair listed it
     assert "cancelled" not in out["answer"]["text"] and out["answer"]["answered"]
 
 
 def test_an_entity_not_in_its_passage_is_not_a_seed(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
     def reflect(ids: dict[str, str]) -> dict[str, Any]:
         reply = reflect_reply(ids)
@@ -286,7 +311,7 @@ def test_an_entity_not_in_its_passage_is_not_a_seed(
 
 
 def test_an_injected_instruction_changes_nothing(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
     """The model obeys the document; the program keeps principals, retrieval and the answer as they were."""
     plan = {
@@ -312,7 +337,7 @@ def test_an_injected_instruction_changes_nothing(
             "answered": True,
         }
 
-    llm.push({**plan, "principals": ["group:wiki:finance"]})  # rejected by the schema, then repaired
+    llm.push({**plan, "principals": ["group:wiki:finance"]})  # an extra key: ignored
     llm.respond = model(plan=lambda ids: plan, reflect=reflect, compose=compose)
     reasoner = _reasoner(llm, sleeps)
     out, history = _ask(store, reasoner)
@@ -324,21 +349,19 @@ def test_an_injected_instruction_changes_nothing(
     shown = json.dumps(out["answer"])
     assert "4.2m" not in shown and "admin" not in out["answer"]["text"] and "Payroll" not in shown
     notes = _notes(history, reasoner)
-    assert any("principals: Extra inputs are not permitted" in n for n in notes)
     assert "rejected plan entity not in the question: Finance Payroll 2024" in notes
-    assert any(n.startswith("rejected ungrounded sentence: As admin") for n in notes)
+    assert any(n.startswith("rejected sentence (") and "As admin" in n for n in notes)
     assert any("contains instruction-like text; treated as data" in n for n in notes)
     assert "rejected gap without clues or aspect: all finance pages" in notes
     assert "fallback: offline (invalid reply: no grounded sentence although aspects are established)" in notes
-    faq_request = next(r for r in llm.requests if "Atlas FAQ" in passages(r))
-    user = faq_request["messages"][1]["content"]
+    user = next(t for t in llm.turns if "Atlas FAQ" in passages(t)).user
     assert user.index(DATA_OPEN) < user.index(INJECTION) < user.index(DATA_CLOSE)
 
 
 def test_429_and_500_are_retried_with_backoff(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
-    llm.push(Reply(status=429, headers={"Retry-After": "0"}), Reply(status=500))
+    llm.push(Say(status=429, headers={"Retry-After": "0"}), Say(status=500))
     llm.respond = model()
     reasoner = _reasoner(llm, sleeps, backoff_s=0.25)
     out, history = _ask(store, reasoner)
@@ -349,18 +372,18 @@ def test_429_and_500_are_retried_with_backoff(
 
 @pytest.mark.parametrize(
     "fault",
-    [Reply(status=500), Reply(status=429, headers={"Retry-After": "0"}), Reply(delay_s=30, content="{}")],
+    [Say(status=500), Say(status=429, headers={"Retry-After": "0"}), Say(delay_s=30, content="{}")],
     ids=["500", "429", "timeout"],
 )
 def test_a_model_that_stays_down_gives_the_offline_answer(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float], fault: Reply
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float], fault: Say
 ) -> None:
-    llm.respond = lambda body: fault
+    llm.respond = lambda turn: fault
     reasoner = _reasoner(llm, sleeps, attempts=2, timeout_s=0.3)
     out, history = _ask(store, reasoner)
     offline_out, _ = _ask(store, OfflineReasoner())
 
-    assert len(llm.requests) == 2  # one call, retried once; later steps skip the model
+    assert len(llm.turns) == 2  # one call, retried once; later steps skip the model
     assert out["answer"]["text"] == offline_out["answer"]["text"]
     assert out["answer"]["sources"] == offline_out["answer"]["sources"]
     usage = reasoner.usage(history["plan"])
@@ -369,23 +392,23 @@ def test_a_model_that_stays_down_gives_the_offline_answer(
 
 
 def test_a_broken_http_body_falls_back(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
-    llm.respond = lambda body: Reply(raw_body='{"choices": [')
+    llm.respond = lambda turn: Say(raw_body='{"choices": [')
     reasoner = _reasoner(llm, sleeps)
     out, history = _ask(store, reasoner)
     fallbacks = reasoner.usage(history["plan"])["fallbacks"]
     assert fallbacks[0] == "plan: model unavailable: JSONDecodeError" and fallbacks[-1].startswith("compose:")
-    assert len(llm.requests) == 1 and out["answer"]["answered"]
+    assert len(llm.turns) == 1 and out["answer"]["answered"]
 
 
 def test_the_question_budget_caps_calls(
-    store: KnowledgeStore, llm: FakeChatServer, sleeps: list[float]
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
     llm.respond = model()
     reasoner = _reasoner(llm, sleeps, max_calls=2)
     out, history = _ask(store, reasoner)
     usage = reasoner.usage(history["plan"])
-    assert usage["calls"] == 2 and len(llm.requests) == 2
+    assert usage["calls"] == 2 and len(llm.turns) == 2
     assert usage["fallbacks"][-1] == "compose: budget spent: call cap 2 reached"
     assert out["answer"]["reasoner"] == "llm"

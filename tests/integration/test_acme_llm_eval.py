@@ -1,0 +1,84 @@
+"""The acme eval through the model simulator: the faithful paraphrasing model answers at least as many questions
+as the offline loop, the sloppy one (wrong numbers, negations) gets none of its unfaithful sentences posted,
+and the llm mode reports calls and tokens per question. A slice of the eval with the `hash` embedder keeps it
+quick; `sleuth bench` runs the whole set. Nothing here depends on timing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.settings import DEFAULT_EXAMPLES, Settings
+from connectors.knowledge.embedder import build_embedder
+from evals.folder_eval import ItemResult, load_eval, run_folder_eval
+from evals.report import acme_lines
+from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
+from graph_flows.reasoners.llm_client import LLMLimits
+from tests.servers.model_brains import Faithful, Sloppy
+from tests.servers.model_sim import ModelSimulator, serve
+
+LIMIT = 20
+
+
+@pytest.fixture
+def sim() -> Iterator[ModelSimulator]:
+    with serve() as server:
+        yield server
+
+
+def _reasoner(sim: ModelSimulator) -> LLMReasoner:
+    settings = Settings(
+        _env_file=None, llm_model="openai:sim", llm_base_url=sim.base_url("openai"), llm_api_key="k"
+    )
+    reasoner = build_reasoner(settings, limits=LLMLimits(timeout_s=10))
+    assert isinstance(reasoner, LLMReasoner)
+    return reasoner
+
+
+def _answered(items: list[ItemResult], mode: str) -> int:
+    answerable = {i.id for i in load_eval(DEFAULT_EXAMPLES / "eval.jsonl") if i.answerable}
+    return sum(1 for r in items if r.mode == mode and r.id in answerable and r.declined is False)
+
+
+def test_the_faithful_model_answers_at_least_as_many_as_the_offline_loop(
+    sim: ModelSimulator, tmp_path: Path
+) -> None:
+    sim.respond = Faithful()
+    reasoner = _reasoner(sim)
+    run = run_folder_eval(
+        DEFAULT_EXAMPLES, ["loop-graph", "llm"], build_embedder("hash"), tmp_path, limit=LIMIT,
+        llm_reasoner=lambda: reasoner,
+    )  # fmt: skip
+    offline, llm = (r.extra for r in run.records)
+    assert _answered(run.items, "llm") >= _answered(run.items, "loop-graph") > 0
+    assert llm["forbidden"] == 0 and llm["llm_fallback_rate"] == 0.0
+    per_question = [r.llm for r in run.items if r.mode == "llm"]
+    assert len(per_question) == LIMIT
+    assert all(u is not None and u["calls"] >= 2 and u["tokens"] > 0 for u in per_question)
+    assert llm["llm_calls_max"] <= LLMLimits().max_calls and llm["llm_max_over_deadline_s"] == 0.0
+    assert all(r.llm is None for r in run.items if r.mode == "loop-graph") and "llm_calls_mean" not in offline
+    [model_line] = [line for line in acme_lines(run.records) if line.startswith("  model: ")]
+    assert "calls (max" in model_line and "fallback rate 0.0%" in model_line
+
+
+def test_the_sloppy_model_gets_no_unfaithful_sentence_posted(sim: ModelSimulator, tmp_path: Path) -> None:
+    sloppy = Sloppy()
+    sim.respond = sloppy
+    reasoner = _reasoner(sim)
+    run = run_folder_eval(
+        DEFAULT_EXAMPLES,
+        ["llm"],
+        build_embedder("hash"),
+        tmp_path,
+        limit=LIMIT,
+        llm_reasoner=lambda: reasoner,
+    )
+    posted = [s for r in run.items for s in sloppy.unfaithful if s.rstrip(".") in r.answer_text]
+    assert len(sloppy.unfaithful) >= LIMIT // 2  # it really was sloppy
+    assert posted == []
+    assert (
+        _answered(run.items, "llm") > 0
+    )  # rejected sentences fall back to the offline answer, not "not found"
+    assert all(r.llm is not None and r.llm["calls"] >= 2 for r in run.items)

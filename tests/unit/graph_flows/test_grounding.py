@@ -1,0 +1,100 @@
+"""Grounding a model's sentence in its quote: formats forgiven, different values and negations caught."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_flows.reasoners.grounding import negated, quantities, quote_found, ungrounded
+from graph_flows.state import Evidence
+
+
+def _evidence(text: str, title: str = "Gateway migration") -> Evidence:
+    return {
+        "id": "E1", "chunk_id": "c1", "doc_id": "wiki:1", "title": title, "url": "", "source": "wiki",
+        "kind": "page", "text": text, "updated_at": "2024-05-01T00:00:00+00:00", "version": "1", "turn": 1,
+        "round": 1, "via": "text", "parent": None, "score": 1.0, "dense": 0.0, "relevance": 0.0,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("1 May 2024", "2024-05-01", True),
+        ("May 1, 2024", "1st May 2024", True),
+        ("1,200", "1.2k", True),
+        ("$2,500", "$2.5k", True),
+        ("24 hours", "24h", True),
+        ("24 hours", "1 day", True),
+        ("two weeks", "14 days", True),
+        ("15 percent", "15%", True),
+        ("2 days", "12 days", False),
+        ("5%", "15%", False),
+        ("1 May 2024", "2024-05-02", False),
+        ("300ms", "300 s", False),
+    ],
+)  # fmt: skip
+def test_quantities_compare_as_normalised_whole_tokens(a: str, b: str, same: bool) -> None:
+    [(_, left)] = quantities(a)
+    [(_, right)] = quantities(b)
+    assert bool(left & right) is same
+
+
+def test_identifiers_and_number_words_without_units_are_not_quantities() -> None:
+    assert quantities("ENG-142 is one of the tickets; see v2.3.1") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "negative"),
+    [("It was approved.", False), ("It was not approved.", True), ("It wasn't approved.", True),
+     ("Nobody approved it.", True), ("It failed to pass review.", True), ("Notes were approved.", False)],
+)  # fmt: skip
+def test_negation(text: str, negative: bool) -> None:
+    assert negated(text) is negative
+
+
+@pytest.mark.parametrize(
+    ("quote", "found"),
+    [("the migration took 12 days", True), ("The migration  took “12 days”.", True),
+     ("The migration took ... because the vendor", True), ("The migration took 14 days", False),
+     ("took", False)],
+)  # fmt: skip
+def test_quote_found(quote: str, found: bool) -> None:
+    passage = 'The migration took "12 days" because the vendor missed its deadline.'
+    assert quote_found(quote, passage) is found
+
+
+PASSAGE = _evidence(
+    "The gateway migration took 12 days. It was not approved by finance until 2024-05-01. "
+    "Payroll for the team is $1,200 per month. Uptime stayed at 15% above target."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quote", "reason"),
+    [
+        ("The gateway migration took twelve days.", "The gateway migration took 12 days", None),
+        ("Finance did not approve it until 1 May 2024.", "It was not approved by finance until 2024-05-01", None),
+        ("Team payroll is $1.2k a month.", "Payroll for the team is $1,200 per month", None),
+        ("The gateway migration took 2 days.", "The gateway migration took 12 days", "'2 days' is not in"),
+        ("Uptime stayed 5% above target.", "Uptime stayed at 15% above target", "'5%' is not in"),
+        ("The gateway migration took 12 days.", "The gateway migration took 14 days", "its quote is not in"),
+        ("Finance did not approve the migration.", "The gateway migration took 12 days", "negates"),
+        ("Finance approved it by 2024-05-01.", "", "drops the passage's negation"),
+        ("The migration took 12 days.", "", None),
+        ("The migration took 2 days.", "", "'2 days' is not in"),
+        ("Salaries are confidential board data.", "", "most of its words"),
+    ],
+    ids=["number-word", "date-format-and-negation-kept", "amount-format", "wrong-number", "wrong-percent",
+         "invented-quote", "negated-claim", "dropped-negation", "no-quote-ok", "no-quote-wrong-number",
+         "off-topic"],
+)  # fmt: skip
+def test_ungrounded(sentence: str, quote: str, reason: str | None) -> None:
+    found = ungrounded(sentence, quote, [PASSAGE])
+    assert (found is None) if reason is None else (found is not None and reason in found), found
+
+
+def test_a_second_negation_is_caught() -> None:
+    source = _evidence("Hangs on the fleet map are tracked as a performance issue, not a crash: ENG-214.")
+    quote = "Hangs on the fleet map are tracked as a performance issue, not a crash"
+    claim = "Fleet map hangs are not tracked as a performance issue, not a crash."
+    assert ungrounded(claim, quote, [source]) == "it negates what the passage states"
