@@ -52,12 +52,12 @@ SCRIPT = (
     ),
     Line(
         "bob@acme.io",
-        "what do we pay Kestrel per rev C motor?",
+        "what is the unit price of a KM-40 rev C motor?",
         note="a finance-only answer, asked by finance",
     ),
     Line(
         "carol@acme.io",
-        "what do we pay Kestrel per rev C motor?",
+        "what is the unit price of a KM-40 rev C motor?",
         note="the same, asked by someone without access",
     ),
     Line(

@@ -237,6 +237,12 @@ def answer_type(question: str) -> str:
     if re.search(r"\b(when|what year|what date|which year|how long ago)\b", head):
         return "date"
     if re.search(
+        r"\b(what do (?:we|i|you|they) (?:pay|charge|spend)|how much (?:do|does|did|will|would) .{0,40}"
+        r"(?:cost|pay|charge)|what(?: is|'s| are) the (?:\w+ )?(?:cost|price|fee|salary)s?\b)",
+        q,
+    ):
+        return "money"
+    if re.search(
         r"\b(how many|how much|what percentage|what do (?:we|i|you|they) (?:pay|charge|spend)|"
         r"what(?: is|'s| are) the (?:\w+ )?(?:limit|threshold|rate|cost|price|"
         r"budget|allowance|cap|fee|salary|discount|amount|number|size|count))\b",
@@ -262,10 +268,15 @@ _LIST_CUE = re.compile(
 )
 
 
+_MONEY = re.compile(r"[$€£]\s?\d|\d\s?(?:usd|eur|gbp|dollars|euros|pounds)\b", re.IGNORECASE)
+
+
 def has_answer_shape(sentence: str, kind: str) -> bool:
     """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement)."""
     if kind == "date":
         return bool(_DATE.search(sentence) or YEAR.search(sentence))
+    if kind == "money":
+        return bool(_MONEY.search(sentence))
     if kind == "number":
         return any(
             not _is_identifier(sentence, m) and not YEAR.fullmatch(m.group(0).strip())

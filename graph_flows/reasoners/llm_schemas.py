@@ -21,7 +21,9 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-AnswerTypeName = Literal["person", "date", "number", "place", "explanation", "yesno", "choice", "thing"]
+AnswerTypeName = Literal[
+    "person", "date", "number", "money", "place", "explanation", "yesno", "choice", "list", "thing"
+]
 DirectionName = Literal["text", "graph"]
 GapKind = Literal["relation", "explanation", "missing_source"]
 _ID = re.compile(r"^\[?\s*(?:e|evidence|passage)?\s*[-_#]?\s*(\d{1,4})\s*\]?$", re.I)

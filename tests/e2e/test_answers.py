@@ -11,7 +11,7 @@ from graph_flows.flow import thread_id
 from tests.e2e.conftest import WAIT_S, EnvFactory, SlackEnv
 
 CROSS = "why did the 4.2 Android release slip?"
-FINANCE = "what do we pay Kestrel per rev C motor?"
+FINANCE = "what is the unit price of a KM-40 rev C motor?"
 UNANSWERABLE = "is there parking at the Oakland office, and do we reimburse it?"
 
 

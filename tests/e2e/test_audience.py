@@ -9,7 +9,7 @@ from bot.testing.slack_render import format_message
 from graph_flows.flow import thread_id
 from tests.e2e.conftest import EnvFactory
 
-FINANCE = "what do we pay Kestrel per rev C motor?"
+FINANCE = "what is the unit price of a KM-40 rev C motor?"
 FINANCE_ONLY = {"acme:wiki/finance/supplier-contract-terms", "acme:FIN-7", "acme:FIN-9", "acme:FIN-12"}
 
 

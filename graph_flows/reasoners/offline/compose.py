@@ -269,7 +269,7 @@ def _comparable(text: str, kind: str) -> str | None:
     if years and kind in {"date", "choice", "thing", "yesno"}:
         return years[0]
     found = sorted(values(text))
-    return found[0] if found and kind in {"number", "choice"} else None
+    return found[0] if found and kind in {"number", "money", "choice"} else None
 
 
 def _pick(side_values: list[tuple[str, str, str]], question: str) -> ComposedSentence | None:

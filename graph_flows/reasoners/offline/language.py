@@ -182,7 +182,9 @@ def constraint_words(text: str) -> list[str]:
     for i, word in enumerate(raw):
         word = re.sub(r"['’]s$", "", word).rstrip(".")
         low = word.lower()
-        if low in _SCAFFOLD or low in STOPWORDS or len(word) < 2:
+        # a lone capital after a word is a variant's letter ("rev C", "Plan B"), not the article "A" or "I"
+        letter = len(word) == 1 and word.isupper() and i > 0 and word not in {"A", "I"}
+        if low in _SCAFFOLD or (low in STOPWORDS and not letter) or (len(word) < 2 and not letter):
             continue
         capitalised = word[0].isupper() and i > 0
         if (capitalised or _CODE.match(word)) and low not in out:

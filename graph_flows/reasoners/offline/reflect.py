@@ -44,7 +44,6 @@ class Reading:
     coverage: float
     anywhere: frozenset[str]  # aspect terms found anywhere in the passage or its title
     unit_dense: float = 0.0  # dense support of the best unit read with its heading (0 until read densely)
-    dense_best: str = ""  # that unit
 
 
 def reflect(
@@ -283,8 +282,7 @@ def _read_densely(
         if not found:
             continue
         sims = lexicon.similarity(question, [dense_text(e, u) for u in found])
-        top = max(range(len(found)), key=lambda i: sims[i])
-        reading.unit_dense, reading.dense_best = dense_support(sims[top]), found[top].text
+        reading.unit_dense = dense_support(max(sims))
 
 
 def chain_of(eid: str, by_id: dict[str, Evidence]) -> list[str]:
@@ -368,7 +366,7 @@ def best_chain_for(
             paraphrased = max(readings[link].unit_dense for link in chain) >= w.PARAPHRASE_DENSE
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if kind in {"date", "number", "person", "place", "explanation"} and not has_answer_shape(
+        if kind in {"date", "number", "money", "person", "place", "explanation"} and not has_answer_shape(
             reading.best, kind
         ):
             coverage *= w.SHAPE_PENALTY
@@ -378,15 +376,6 @@ def best_chain_for(
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
         elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
-        if (
-            len(chain) == 1
-            and not by_name
-            and reading.unit_dense >= w.PARAPHRASE_DENSE
-            and has_answer_shape(reading.dense_best, kind)
-            and (not entities or any(_mentions(by_id[eid], name) for name in entities))
-        ):
-            # said in other words: one unit means what was asked though it shares few of its words
-            coverage = max(coverage, w.ESTABLISHED)
         if constraints and not _grounded(constraints, chain, by_id, reading):
             coverage = min(coverage, w.UNCONSTRAINED)
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
@@ -397,17 +386,41 @@ def best_chain_for(
 def _grounded(
     constraints: Sequence[str], chain: list[str], by_id: dict[str, Evidence], reading: Reading
 ) -> bool:
-    """The names and codes the question insists on occur where the answer is: in the answering unit, its
-    heading or title, or (after a hop) in an earlier link of the chain."""
+    """The names and codes the question insists on occur where the answer is: each in the chain's passages,
+    and most of them right at the answering unit (the unit, its heading or title, or after a hop the unit of an
+    earlier link that names the next). A sibling's row ("P2" for a question about the "P3") or a neighbouring
+    city's rate holds none of them there."""
     last = by_id[chain[-1]]
     unit = next((u for u in readable_units(last) if u.text == reading.best), None)
     near = [reading.best, last["title"], unit.heading if unit else ""]
     # an earlier link counts by its title and the unit that names the next one: the reason the chain goes on
-    earlier = [
+    near += [
         f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
         for link, nxt in pairwise(chain)
     ]
-    return mentions_all(constraints, [*near, *earlier])
+    anywhere = [f"{by_id[link]['title']} {by_id[link]['text']}" for link in chain]
+    at_answer = sum(mentions_all([c], near) for c in constraints)
+    if not mentions_all(constraints, anywhere) or 2 * at_answer < len(constraints):
+        return False
+    return not any(names_a_sibling(reading.best, c) for c in constraints)
+
+
+_CODE_PARTS = re.compile(r"^([a-z]+)(\d+)$")
+_VARIANT_WORDS = r"(?:rev|revision|plan|model|type|version|series|class|tier|option|phase|grade)"
+
+
+def names_a_sibling(text: str, constraint: str) -> bool:
+    """The unit speaks of a sibling of what was asked and not of it: "P2" where the question says "P3", "rev B"
+    where it says "rev C"."""
+    found = set(tokens(text))
+    if constraint in found:
+        return False
+    code = _CODE_PARTS.match(constraint)
+    if code:
+        return any(re.fullmatch(rf"{code.group(1)}\d+", t) for t in found)
+    if len(constraint) == 1:  # a variant letter: "rev B", "Plan A" where another letter was asked
+        return bool(re.search(rf"\b{_VARIANT_WORDS}\s+(?!{constraint}\b)[a-z]\b", text.lower()))
+    return False
 
 
 def bridge_unit(e: Evidence, nxt: Evidence) -> str | None:

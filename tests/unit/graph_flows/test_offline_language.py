@@ -138,6 +138,8 @@ def test_pick_direction(question: str, direction: str | None) -> None:
         ("battery life of the P3?", ["p3"]),
         ("What does the Pro plan include?", ["pro"]),
         ("when is the weekly handoff?", []),
+        ("what do we pay per rev C motor?", ["c"]),
+        ("Is a laptop provided?", []),
     ],
 )
 def test_constraint_words(question: str, words: list[str]) -> None:
