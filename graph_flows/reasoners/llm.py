@@ -50,7 +50,7 @@ from graph_flows.reasoners.llm_mapping import (
 )
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
-from graph_flows.state import Evidence, TurnRecord
+from graph_flows.state import Established, Evidence, Plan, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class LLMReasoner:
 
     # ------------------------------------------------------------------ reflect
     def reflect(
-        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+        self, plan: Plan, evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
     ) -> ReflectionProposal:
         ledger, ranked, notes = self._passages(plan, evidence, first=new_ids)
 
@@ -143,12 +143,7 @@ class LLMReasoner:
 
     # ------------------------------------------------------------------ compose
     def compose(
-        self,
-        plan: dict[str, Any],
-        evidence: Sequence[Evidence],
-        established: dict[str, list[str]],
-        *,
-        lexicon: Lexicon,
+        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition:
         chains = [eid for chain in established.values() for eid in chain]
         ledger, ranked, notes = self._passages(plan, evidence, first=chains)
