@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 Direction = Literal["text", "graph"]
-Plan = dict[
-    str, Any
-]  # the turn's plan as the state holds it: aspects, entities, answer_type, comparison, ...
+# The turn's plan as the state holds it (aspects, entities, answer_type, comparison, followup_of, direction).
+Plan = dict[str, Any]
 Established = dict[str, list[str]]  # aspect id -> the evidence ids that support it (a chain, in order)
 
 
