@@ -579,6 +579,7 @@ def bench(
         llm_reasoner = functools.partial(build_reasoner, settings)
     shown = Console(stderr=True) if as_json else console
     try:
+        # The raw options, by name: make_request checks them and builds the request.
         request = make_request(
             sets=sets,
             modes=modes,

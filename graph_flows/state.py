@@ -16,6 +16,8 @@ Plan = dict[str, Any]
 Established = dict[str, list[str]]  # aspect id -> the evidence ids that support it (a chain, in order)
 
 
+# The store's Hit as plain JSON (graph state is checkpointed, so it holds no store objects), plus where it
+# was found.
 class Evidence(TypedDict):
     id: str  # "E3": stable within the thread; what [n] citations point at
     chunk_id: str

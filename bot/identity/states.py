@@ -20,6 +20,7 @@ Clock = Callable[[], float]
 
 metadata = MetaData()
 
+# Not the vault's table, though declared alike: a state is single-use and expires; the vault keeps tokens.
 oauth_states = Table(
     "oauth_states",
     metadata,

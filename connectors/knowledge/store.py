@@ -47,6 +47,7 @@ _NO_SEEDS: tuple[str, ...] = ()
 _DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
 
 
+# A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
 @dataclass(frozen=True)
 class Hit:
     """A chunk as the flows see it, with everything needed to cite it."""

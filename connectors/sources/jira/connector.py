@@ -27,6 +27,7 @@ from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_
 log = logging.getLogger(__name__)
 
 
+# The source's own declarations (kind, config, client), shaped like GitHub's; what they share is in OwnsClient.
 class JiraConnector(OwnsClient):
     kind = "jira"
     config_model = JiraConfig
