@@ -38,6 +38,7 @@ PRIVATE_NOTE = (
     "I've sent you the answer privately: it relies on documents not everyone in this channel can open."
 )
 
+# Own MetaData and table, declared like the catalog's: each feature creates the tables it owns.
 _metadata = MetaData()
 channel_policies = Table(
     "channel_policies",

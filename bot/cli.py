@@ -145,11 +145,8 @@ def ask(
     verbose: Verbose = False,
 ) -> None:
     """Ask one question (a new thread unless --thread names one)."""
-    rt = _runtime()
-    asker = _asker(rt, as_user)
-    principals = rt.principals_for_email(asker)
-    _ensure_synced(rt)
-    thread_id = thread or f"cli:{uuid.uuid4().hex[:8]}:{int(time.time())}"
+    rt, asker, principals = _asking(as_user)
+    thread_id = thread or _new_thread("cli")
     out = rt.investigator.ask(thread_id, question, asker=asker, principals=principals)
     if as_json:
         typer.echo(json.dumps(out, default=str))
@@ -164,11 +161,8 @@ def chat(
     verbose: Verbose = False,
 ) -> None:
     """An interactive thread: every line is a turn of the same investigation; an empty line or Ctrl-D ends it."""
-    rt = _runtime()
-    asker = _asker(rt, as_user)
-    principals = rt.principals_for_email(asker)
-    _ensure_synced(rt)
-    thread_id = f"chat:{uuid.uuid4().hex[:8]}:{int(time.time())}"
+    rt, asker, principals = _asking(as_user)
+    thread_id = _new_thread("chat")
     console.print(f"[dim]thread {thread_id} as {asker}; empty line to quit[/]")
     while True:
         try:
@@ -178,6 +172,19 @@ def chat(
         if not question:
             break
         print_answer(rt.investigator.ask(thread_id, question, asker=asker, principals=principals))
+
+
+def _asking(as_user: str | None) -> tuple[Runtime, str, frozenset[str]]:
+    """What `ask` and `chat` start from: the runtime with its sources synced, the asker and their principals."""
+    rt = _runtime()
+    asker = _asker(rt, as_user)
+    principals = rt.principals_for_email(asker)
+    _ensure_synced(rt)
+    return rt, asker, principals
+
+
+def _new_thread(prefix: str) -> str:
+    return f"{prefix}:{uuid.uuid4().hex[:8]}:{int(time.time())}"
 
 
 def _asker(rt: Runtime, as_user: str | None) -> str:
@@ -572,6 +579,7 @@ def bench(
         llm_reasoner = functools.partial(build_reasoner, settings)
     shown = Console(stderr=True) if as_json else console
     try:
+        # The raw options, by name: make_request checks them and builds the request.
         request = make_request(
             sets=sets,
             modes=modes,

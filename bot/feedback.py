@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Column, Engine, Float, Integer, MetaData, String, Table, insert, select
 
+# Own MetaData, declared like slack_jobs': feedback is created and read apart from the job queue.
 feedback_metadata = MetaData()
 
 slack_feedback = Table(

@@ -56,17 +56,8 @@ def is_question(
 def question_job(body: dict[str, Any], event: dict[str, Any], *, bot_user_id: str) -> NewJob:
     """The job for a question message: keyed by its event id and by (channel, ts), so duplicates collapse."""
     ts, channel = str(event["ts"]), str(event["channel"])
-    return NewJob(
-        team=team_of(body),
-        event_id=str(body["event_id"]),
-        message_key=f"{channel}:{ts}",
-        channel=channel,
-        user=sender(event),
-        text=strip_mention(event.get("text") or "", bot_user_id),
-        kind=QUESTION,
-        message_ts=ts,
-        thread_ts=str(event.get("thread_ts") or ts),
-    )
+    thread_ts = str(event.get("thread_ts") or ts)
+    return _message_job(body, channel, event, thread_ts, bot_user_id, key=f"{channel}:{ts}", kind=QUESTION)
 
 
 def edit_job(
@@ -75,14 +66,29 @@ def edit_job(
     """A re-answer of an edited question, once per edit (keyed by the edit's ts)."""
     ts = str(message["ts"])
     edited = str((message.get("edited") or {}).get("ts") or body["event_id"])
+    key = f"{channel}:{ts}:edit:{edited}"
+    return _message_job(body, channel, message, thread_ts, bot_user_id, key=key, kind=EDIT)
+
+
+def _message_job(
+    body: dict[str, Any],
+    channel: str,
+    message: dict[str, Any],
+    thread_ts: str,
+    bot_user_id: str,
+    *,
+    key: str,
+    kind: str,
+) -> NewJob:
+    """The job for a message in a channel (a question or an edit of one): the asker's words without the mention."""
     return NewJob(
         team=team_of(body),
         event_id=str(body["event_id"]),
-        message_key=f"{channel}:{ts}:edit:{edited}",
+        message_key=key,
         channel=channel,
         user=sender(message),
         text=strip_mention(message.get("text") or "", bot_user_id),
-        kind=EDIT,
-        message_ts=ts,
+        kind=kind,
+        message_ts=str(message["ts"]),
         thread_ts=thread_ts,
     )

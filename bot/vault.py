@@ -53,12 +53,20 @@ _CHECK_VALUE = b"sleuth-vault"
 
 metadata = MetaData()
 
+
+def owner_columns(*, primary_key: bool) -> list[Column[str]]:
+    """Whose row it is: (team, user, source), the key of a user's token here and of their links and states."""
+    return [
+        Column("team", String(64), primary_key=primary_key, nullable=False),
+        Column("user", String(64), primary_key=primary_key, nullable=False),
+        Column("source", String(128), primary_key=primary_key, nullable=False),
+    ]
+
+
 vault_tokens = Table(
     "vault_tokens",
     metadata,
-    Column("team", String(64), primary_key=True),
-    Column("user", String(64), primary_key=True),
-    Column("source", String(128), primary_key=True),
+    *owner_columns(primary_key=True),
     Column("ciphertext", LargeBinary, nullable=False),
     Column("updated_at", Float, nullable=False),
 )

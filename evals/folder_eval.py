@@ -51,6 +51,7 @@ KINDS = (
 _LEGACY_KIND = {"cross": "multihop"}  # eval files written before `kind`: their `type`
 
 
+# Plain records of an eval file; alike in shape only to other small frozen dataclasses (identity's links).
 @dataclass(frozen=True)
 class Turn:
     question: str
@@ -253,6 +254,7 @@ def _score_item(
         if item.conflict_values:
             conflict_ok = contains_all([*item.conflict_values, *item.conflict_dates], posted)
             correct = bool(correct and conflict_ok)
+    # One keyword per score: the row the report and the JSON output read (alike in shape to the bench request).
     return ItemResult(
         mode=mode,
         id=item.id,

@@ -101,6 +101,7 @@ def make_request(
         raise BenchDataError(f"no eval.jsonl in {', '.join(missing)}")
     if corpus is not None and questions is None:
         raise BenchDataError("--corpus needs --questions")
+    # The checked options, field by field: the same names the command passes (a list, not repeated logic).
     return BenchRequest(
         sets=tuple(dict.fromkeys(chosen)),
         modes=tuple(dict.fromkeys(chosen_modes)),

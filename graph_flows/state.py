@@ -11,8 +11,13 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 Direction = Literal["text", "graph"]
+# The turn's plan as the state holds it (aspects, entities, answer_type, comparison, followup_of, direction).
+Plan = dict[str, Any]
+Established = dict[str, list[str]]  # aspect id -> the evidence ids that support it (a chain, in order)
 
 
+# The store's Hit as plain JSON (graph state is checkpointed, so it holds no store objects), plus where it
+# was found.
 class Evidence(TypedDict):
     id: str  # "E3": stable within the thread; what [n] citations point at
     chunk_id: str
@@ -78,7 +83,7 @@ class ThreadState(TypedDict, total=False):
     turns: list[TurnRecord]
     # per turn
     started_at: float
-    plan: dict[str, Any]  # aspects, entities, answer_type, comparison, followup_of, first direction
+    plan: Plan  # aspects, entities, answer_type, comparison, followup_of, first direction
     round: int
     direction: Direction
     tried_queries: list[str]
@@ -89,7 +94,7 @@ class ThreadState(TypedDict, total=False):
     seeds: list[str]
     seed_origins: dict[str, str]  # seed name -> the evidence id it was quoted from
     used_seeds: list[str]
-    established: dict[str, list[str]]  # aspect id -> evidence ids
+    established: Established
     gaps: list[Gap]
     rounds_without_new_entities: int
     stop_reason: str | None

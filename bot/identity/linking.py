@@ -30,7 +30,7 @@ from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, del
 
 from bot.identity.errors import InvalidLinkState, LinkFailed, UnknownSource
 from bot.identity.states import Clock, StateStore
-from bot.vault import TokenSet, TokenVault
+from bot.vault import TokenSet, TokenVault, owner_columns
 from connectors.base import LinkedIdentity
 
 if TYPE_CHECKING:
@@ -66,9 +66,7 @@ metadata = MetaData()
 oauth_links = Table(
     "oauth_links",
     metadata,
-    Column("team", String(64), primary_key=True),
-    Column("user", String(64), primary_key=True),
-    Column("source", String(128), primary_key=True),
+    *owner_columns(primary_key=True),
     Column("account", String(320), nullable=False),
     Column("groups", Text, nullable=False, default="[]"),
     Column("status", String(16), nullable=False),

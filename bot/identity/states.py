@@ -14,19 +14,18 @@ from dataclasses import dataclass, field
 from sqlalchemy import Column, Engine, Float, LargeBinary, MetaData, String, Table, delete, insert, select
 
 from bot.identity.errors import InvalidLinkState
-from bot.vault import TokenVault
+from bot.vault import TokenVault, owner_columns
 
 Clock = Callable[[], float]
 
 metadata = MetaData()
 
+# Not the vault's table, though declared alike: a state is single-use and expires; the vault keeps tokens.
 oauth_states = Table(
     "oauth_states",
     metadata,
     Column("state_hash", String(64), primary_key=True),
-    Column("team", String(64), nullable=False),
-    Column("user", String(64), nullable=False),
-    Column("source", String(128), nullable=False),
+    *owner_columns(primary_key=False),
     Column("verifier_ct", LargeBinary, nullable=False),
     Column("created_at", Float, nullable=False),
     Column("expires_at", Float, nullable=False, index=True),

@@ -160,19 +160,9 @@ class SlackEmulator(InteractivityMixin):
     def bot_user_id(self) -> str:
         return self.workspace.bot_user_id
 
-    def add_user(
-        self,
-        user_id: str,
-        name: str,
-        *,
-        real_name: str | None = None,
-        email: str | None = None,
-        is_admin: bool = False,
-        is_bot: bool = False,
-    ) -> User:
-        return self.workspace.add_user(
-            user_id, name, real_name=real_name, email=email, is_admin=is_admin, is_bot=is_bot
-        )
+    def add_user(self, user_id: str, name: str, **details: Any) -> User:
+        """`SlackWorkspace.add_user`: real_name, email, is_admin, is_bot."""
+        return self.workspace.add_user(user_id, name, **details)
 
     def add_channel(
         self,
@@ -397,17 +387,9 @@ class SlackEmulator(InteractivityMixin):
             message.update(
                 text=text, blocks=payloads.rich_text_blocks(text), edited={"user": user_id, "ts": event_ts}
             )
-            event = {
-                "type": "message",
-                "subtype": "message_changed",
-                "hidden": True,
-                "message": copy.deepcopy(message),
-                "previous_message": previous,
-                "channel": channel,
-                "ts": event_ts,
-                "event_ts": event_ts,
-                "channel_type": found.channel_type,
-            }
+            event = _hidden_change(
+                "message_changed", found, event_ts, message=copy.deepcopy(message), previous_message=previous
+            )
             self._changed.notify_all()
         self._deliver_if_connected([event])
 
@@ -420,17 +402,9 @@ class SlackEmulator(InteractivityMixin):
                 raise LookupError(f"{user_id} has no message {ts} in {channel}")
             previous = self.workspace.remove_message(found, ts)
             event_ts = self.workspace.next_ts()
-            event = {
-                "type": "message",
-                "subtype": "message_deleted",
-                "hidden": True,
-                "deleted_ts": ts,
-                "previous_message": previous,
-                "channel": channel,
-                "ts": event_ts,
-                "event_ts": event_ts,
-                "channel_type": found.channel_type,
-            }
+            event = _hidden_change(
+                "message_deleted", found, event_ts, deleted_ts=ts, previous_message=previous
+            )
             self._changed.notify_all()
         self._deliver_if_connected([event])
 
@@ -479,3 +453,17 @@ class SlackEmulator(InteractivityMixin):
                 return 200, {"ok": False, "error": exc.error, **exc.extra}, headers
             finally:
                 self._changed.notify_all()
+
+
+def _hidden_change(subtype: str, channel: Channel, event_ts: str, **fields: Any) -> dict[str, Any]:
+    """The event Slack sends when a message is edited or deleted (`hidden`: no notification)."""
+    return {
+        "type": "message",
+        "subtype": subtype,
+        "hidden": True,
+        **fields,
+        "channel": channel.id,
+        "ts": event_ts,
+        "event_ts": event_ts,
+        "channel_type": channel.channel_type,
+    }

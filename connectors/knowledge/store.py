@@ -44,8 +44,10 @@ log = logging.getLogger(__name__)
 INDEX_FORMAT = 3  # bump when what is written per document changes (aliases, chunking): caches rebuild
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
+_DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
 
 
+# A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
 @dataclass(frozen=True)
 class Hit:
     """A chunk as the flows see it, with everything needed to cite it."""
@@ -148,12 +150,8 @@ class KnowledgeStore:
                 conn.execute(
                     insert(documents).values(
                         id=doc.id,
-                        source=doc.source,
-                        kind=doc.kind,
-                        title=doc.title,
-                        url=doc.url,
+                        **{name: getattr(doc, name) for name in _DOC_FIELDS},
                         updated_at=doc.updated_at,
-                        version=doc.version,
                         content_hash=doc.content_hash(),
                         metadata_json=json.dumps(doc.metadata, default=str),
                     )
@@ -353,12 +351,7 @@ class KnowledgeStore:
             return None
         return DocumentInfo(
             id=row.id,
-            title=row.title,
-            url=row.url,
-            source=row.source,
-            kind=row.kind,
-            updated_at=_iso(row.updated_at),
-            version=row.version,
+            **_doc_fields(row),
             metadata=json.loads(row.metadata_json or "{}"),
         )
 
@@ -491,17 +484,7 @@ class KnowledgeStore:
                 .where(chunks.c.id.in_(list(chunk_ids)), documents.c.id.in_(visible_doc_ids(principals)))
             ).all()
         by_id = {
-            r.chunk_id: Hit(
-                chunk_id=r.chunk_id,
-                doc_id=r.doc_id,
-                title=r.title,
-                url=r.url,
-                source=r.source,
-                kind=r.kind,
-                text=r.chunk_text,
-                updated_at=_iso(r.updated_at),
-                version=r.version,
-            )
+            r.chunk_id: Hit(chunk_id=r.chunk_id, doc_id=r.doc_id, text=r.chunk_text, **_doc_fields(r))
             for r in rows
         }
         return [by_id[c] for c in chunk_ids if c in by_id]
@@ -509,6 +492,11 @@ class KnowledgeStore:
 
 def _with_scores(hit: Hit, score: float, lex_rank: int | None, sim: float | None) -> Hit:
     return Hit(**{**hit.__dict__, "score": score, "lexical_rank": lex_rank, "dense_similarity": sim})
+
+
+def _doc_fields(row: Any) -> dict[str, str]:
+    """What a hit and a document's info say about the document, read from a `documents` row."""
+    return {name: getattr(row, name) for name in _DOC_FIELDS} | {"updated_at": _iso(row.updated_at)}
 
 
 def _iso(value: datetime | str) -> str:

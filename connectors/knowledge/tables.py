@@ -6,6 +6,7 @@ deployments behave the same and several processes can share one store.
 
 from __future__ import annotations
 
+# (The column types a table module imports; bot.jobs imports much the same list for its own tables.)
 from sqlalchemy import (
     Boolean,
     Column,
@@ -94,6 +95,7 @@ sync_state = Table(
     Column("last_summary_json", Text, nullable=False, default="{}"),
 )
 
+# One row per failed item, declared like aliases above but a sync's record: nothing to cascade from.
 sync_failures = Table(
     "sync_failures",
     metadata,

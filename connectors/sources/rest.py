@@ -11,18 +11,29 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 import httpx
 from authlib.common.errors import AuthlibBaseError
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from connectors.base import AuthExpired, ConnectorError, Forbidden, RateLimited, SourceUnavailable
+from connectors.base import (
+    PUBLIC,
+    AuthExpired,
+    ConnectorError,
+    Forbidden,
+    LinkedIdentity,
+    RateLimited,
+    SourceUnavailable,
+    group_principal,
+    user_principal,
+)
 
 try:  # authlib >= 1.7 builds its OAuth2Client on httpx2, whose errors are not httpx's
     import httpx2
@@ -32,6 +43,8 @@ except ImportError:  # pragma: no cover - depends on the installed authlib
     _TRANSPORT_ERRORS = (httpx.TransportError,)
 
 log = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
 
 Sleep = Callable[[float], None]
 Params = Mapping[str, str | int | float | bool | list[str]]
@@ -347,8 +360,14 @@ class SourceClient:
 
 
 class OwnsClient:
-    """For connectors that hold a client: built from the config unless one is given (tests), closed with it."""
+    """For connectors that hold a client: built from the config unless one is given (tests), closed with it.
 
+    Also what the REST connectors share about the asker: public, their account, their groups on this source,
+    and what the source says about them when they linked with their own token (`_token_principals`)."""
+
+    kind: ClassVar[str]
+    auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
+    config_model: ClassVar[type[BaseModel]]
     client_class: ClassVar[Any]  # a SourceClient subclass
     _client: Any
 
@@ -367,3 +386,27 @@ class OwnsClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def principals(self, identity: LinkedIdentity) -> set[str]:
+        found = {PUBLIC, user_principal(identity.account)}
+        found |= {group_principal(self.kind, group) for group in identity.groups}
+        if identity.access_token:
+            found |= self._token_principals(identity.access_token)
+        return found
+
+    def _token_principals(self, access_token: str) -> set[str]:
+        """What the source says about the user that `access_token` belongs to."""
+        raise NotImplementedError
+
+
+def bad_fields(exc: ValidationError) -> str:
+    """Names the bad fields without echoing their values (they may hold document text)."""
+    return ", ".join(sorted({".".join(str(p) for p in err["loc"]) or "item" for err in exc.errors()}))
+
+
+def counted(items: Iterable[Item | None], counts: Counter[str]) -> Iterator[Item]:
+    """The items that are not None (already seen), each counted by kind for the pull's closing log line."""
+    for item in items:
+        if item is not None:
+            counts[type(item).__name__] += 1
+            yield item

@@ -16,7 +16,7 @@ from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.nodes.retrieve import normalise_query
 from graph_flows.reasoners.base import Reasoner
-from graph_flows.state import Direction, Gap, ThreadState
+from graph_flows.state import Direction, Established, Gap, ThreadState
 
 MAX_SEEDS = 4
 
@@ -78,7 +78,7 @@ def reflect(
     known = {e["id"]: e for e in turn_evidence}
     rejected: list[str] = []
     relevance = {eid: max(0.0, min(1.0, float(v))) for eid, v in proposal.relevance.items() if eid in known}
-    established: dict[str, list[str]] = {}
+    established: Established = {}
     aspect_ids = {a["id"] for a in plan["aspects"]}
     for aspect, chain in proposal.established.items():
         valid = [eid for eid in chain if eid in known]
@@ -164,7 +164,7 @@ def reflect(
 
 
 def _fast_path(
-    state: ThreadState, established: dict[str, list[str]], evidence: list, flow_settings: FlowConfig
+    state: ThreadState, established: Established, evidence: list, flow_settings: FlowConfig
 ) -> bool:
     """A simple lookup: one aspect, established by one passage that was the top text hit with a strong score."""
     plan = state["plan"]

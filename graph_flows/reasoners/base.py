@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from graph_flows.state import Aspect, Direction, Evidence, Gap, TurnRecord
+from graph_flows.state import Aspect, Direction, Established, Evidence, Gap, Plan, TurnRecord
 
 
 class Lexicon(Protocol):
@@ -55,7 +55,7 @@ class EntityCandidate:
 @dataclass
 class ReflectionProposal:
     relevance: dict[str, float]  # evidence id -> [0, 1]
-    established: dict[str, list[str]]  # aspect id -> supporting evidence ids (a chain, in order)
+    established: Established
     missing: list[Gap]
     entities: list[EntityCandidate]
     direction: Direction
@@ -84,16 +84,11 @@ class Reasoner(Protocol):
     def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal: ...
 
     def reflect(
-        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+        self, plan: Plan, evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
     ) -> ReflectionProposal: ...
 
     def compose(
-        self,
-        plan: dict[str, Any],
-        evidence: Sequence[Evidence],
-        established: dict[str, list[str]],
-        *,
-        lexicon: Lexicon,
+        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition: ...
 
 

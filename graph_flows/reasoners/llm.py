@@ -50,7 +50,7 @@ from graph_flows.reasoners.llm_mapping import (
 )
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
-from graph_flows.state import Evidence, TurnRecord
+from graph_flows.state import Established, Evidence, Plan, TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -120,15 +120,15 @@ class LLMReasoner:
 
     # ------------------------------------------------------------------ reflect
     def reflect(
-        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+        self, plan: Plan, evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
     ) -> ReflectionProposal:
-        ledger = self.ledger(plan)
-        ranked = shown_passages(evidence, first=new_ids, limit=self.limits.max_passages)
-        notes = instruction_like(ranked, ledger.flagged)
+        ledger, ranked, notes = self._passages(plan, evidence, first=new_ids)
 
         def ask() -> ReflectionProposal:
             def once(shown: list[Evidence], budget: int) -> ReflectionProposal:
-                message = prompts.reflect_message(plan, shown, new_ids, budget_tokens=budget)
+                message = prompts.step_message(
+                    plan, shown, {"new_passages": list(new_ids)}, budget_tokens=budget
+                )
                 out = self.client.ask(ledger, prompts.REFLECT, message, ReflectOut, step="reflect")
                 return reflection_from(out, plan, {e["id"] for e in shown}, notes)
 
@@ -143,21 +143,16 @@ class LLMReasoner:
 
     # ------------------------------------------------------------------ compose
     def compose(
-        self,
-        plan: dict[str, Any],
-        evidence: Sequence[Evidence],
-        established: dict[str, list[str]],
-        *,
-        lexicon: Lexicon,
+        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition:
-        ledger = self.ledger(plan)
         chains = [eid for chain in established.values() for eid in chain]
-        ranked = shown_passages(evidence, first=chains, limit=self.limits.max_passages)
-        notes = instruction_like(ranked, ledger.flagged)
+        ledger, ranked, notes = self._passages(plan, evidence, first=chains)
 
         def ask() -> Composition:
             def once(shown: list[Evidence], budget: int) -> Composition:
-                message = prompts.compose_message(plan, shown, established, budget_tokens=budget)
+                message = prompts.step_message(
+                    plan, shown, {"established": established}, budget_tokens=budget
+                )
                 out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
                 composition, rejected = composition_from(out, plan, evidence, notes)
                 if rejected:
@@ -191,6 +186,14 @@ class LLMReasoner:
         return composition
 
     # ------------------------------------------------------------------ shared
+    def _passages(
+        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, first: Sequence[str]
+    ) -> tuple[Ledger, list[Evidence], list[str]]:
+        """The question's ledger, the passages to show (`first` in front) and notes on instruction-like ones."""
+        ledger = self.ledger(plan)
+        ranked = shown_passages(evidence, first=first, limit=self.limits.max_passages)
+        return ledger, ranked, instruction_like(ranked, ledger.flagged)
+
     def _fitted(
         self, ledger: Ledger, step: str, ranked: list[Evidence], once: Callable[[list[Evidence], int], R]
     ) -> R:

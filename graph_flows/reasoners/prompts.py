@@ -136,22 +136,13 @@ def plan_message(question: str, previous: str | None) -> str:
     return json.dumps({"question": question, "previous_question": previous}, ensure_ascii=False)
 
 
-def reflect_message(
-    plan: dict[str, Any], evidence: Sequence[Evidence], new_ids: Sequence[str], *, budget_tokens: int
+def step_message(
+    plan: dict[str, Any], evidence: Sequence[Evidence], adds: dict[str, Any], *, budget_tokens: int
 ) -> str:
+    """The passages that fit the budget, then the plan with what this step adds (reflect: the new passages'
+    ids; compose: the established chains)."""
     block = passages_block(evidence, budget_tokens=budget_tokens, focus=_focus(plan))
-    return block + "\n" + _with_plan(plan, {"new_passages": list(new_ids)})
-
-
-def compose_message(
-    plan: dict[str, Any],
-    evidence: Sequence[Evidence],
-    established: dict[str, list[str]],
-    *,
-    budget_tokens: int,
-) -> str:
-    block = passages_block(evidence, budget_tokens=budget_tokens, focus=_focus(plan))
-    return block + "\n" + _with_plan(plan, {"established": established})
+    return block + "\n" + _with_plan(plan, adds)
 
 
 def _focus(plan: dict[str, Any]) -> str:

@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
-from tests.servers.http import send_json, serve_http, take_fault
+from tests.servers.http import Reply, json_handler, serve_http
 
 TOKEN = "gh-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -154,28 +153,12 @@ class FakeGitHub:
         return 200, items[(page - 1) * size : page * size], headers
 
 
-def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
-            with fake.lock:
-                fake.requests.append(("GET", url.path, query))
-                fault = take_fault(fake.faults, url.path)
-                if fault is not None:
-                    status, body, headers = fault.status, {"message": "injected fault"}, fault.headers
-                else:
-                    status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))
-            send_json(self, status, body, headers, content_type="application/json; charset=utf-8")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
+def _fault(fault: Fault) -> Reply:
+    return fault.status, {"message": "injected fault"}, fault.headers
 
 
 @contextmanager
 def serve_github(fake: FakeGitHub) -> Iterator[str]:
-    with serve_http(_handler(fake)) as url:
+    with serve_http(json_handler(fake, _fault, content_type="application/json; charset=utf-8")) as url:
         fake.url = url
         yield url

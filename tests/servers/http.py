@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 
 def take_fault(faults: list[Any], path: str) -> Any | None:
@@ -48,3 +49,31 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+Reply = tuple[int, Any, dict[str, str]]  # status, JSON body, headers
+
+
+def json_handler(
+    fake: Any, fault_reply: Callable[[Any], Reply], *, content_type: str = "application/json"
+) -> type[BaseHTTPRequestHandler]:
+    """A GET-only handler for a fake source: records each request, answers an injected fault that applies
+    (`fault_reply` words it the source's way), else `fake.route(path, query, authorization)`."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            query = parse_qs(url.query)
+            with fake.lock:
+                fake.requests.append(("GET", url.path, query))
+                fault = take_fault(fake.faults, url.path)
+                if fault is not None:
+                    status, body, headers = fault_reply(fault)
+                else:
+                    status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))
+            send_json(self, status, body, headers, content_type=content_type)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler

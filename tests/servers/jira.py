@@ -15,12 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
-from tests.servers.http import send_json, serve_http, take_fault
+from tests.servers.http import Reply, json_handler, serve_http
 
 EMAIL, TOKEN = "bot@acme.io", "jira-token"
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
@@ -225,28 +223,12 @@ def _updated(issue: dict[str, Any]) -> datetime:
     return datetime.strptime(issue["fields"]["updated"], "%Y-%m-%dT%H:%M:%S.%f%z")
 
 
-def _handler(fake: FakeJira) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
-            with fake.lock:
-                fake.requests.append(("GET", url.path, query))
-                fault = take_fault(fake.faults, url.path)
-                if fault is not None:
-                    headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
-                    status, body = fault.status, {"errorMessages": ["injected fault"]}
-                else:
-                    status, body, headers = fake.route(url.path, query, self.headers.get("Authorization", ""))
-            send_json(self, status, body, headers)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
+def _fault(fault: Fault) -> Reply:
+    headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+    return fault.status, {"errorMessages": ["injected fault"]}, headers
 
 
 @contextmanager
 def serve_jira(fake: FakeJira) -> Iterator[str]:
-    with serve_http(_handler(fake)) as url:
+    with serve_http(json_handler(fake, _fault)) as url:
         yield url

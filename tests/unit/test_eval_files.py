@@ -17,19 +17,10 @@ import pytest
 
 from connectors.base import PUBLIC, LinkedIdentity, SourceDoc, user_principal
 from connectors.sources.folder import FolderConfig, FolderConnector
+from evals.folder_eval import KINDS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SOURCE = "acme"  # the folder is loaded as the embedded default source, whatever company it describes
-KINDS = (
-    "single",
-    "multihop",
-    "comparison",
-    "paraphrase",
-    "unanswerable",
-    "permission",
-    "conflict",
-    "followup",
-)
 FOLLOWUP_TYPES = ("entity_swap", "attribute_swap", "pronoun")
 MIN_PER_KIND = {"acme": 10, "holdout": 5}
 MIN_PER_FOLLOWUP_TYPE = {"acme": 3, "holdout": 1}

@@ -9,35 +9,24 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from connectors.base import (
-    PUBLIC,
-    Checkpoint,
-    Cursor,
-    Failure,
-    LinkedIdentity,
-    Pulled,
-    SourceDoc,
-    group_principal,
-    user_principal,
-)
+from connectors.base import Checkpoint, Cursor, Failure, Pulled, SourceDoc
 from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.confluence.config import ConfluenceConfig
 from connectors.sources.confluence.mapping import Label, Page, Space, doc_id, identity_principals, page_to_doc
 from connectors.sources.confluence.permissions import ConfluencePermissions
-from connectors.sources.rest import OwnsClient, RequestRejected, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_fields
 
 log = logging.getLogger(__name__)
 
 
 class ConfluenceConnector(OwnsClient):
-    kind: ClassVar[str] = "confluence"
-    auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
-    config_model: ClassVar[type[BaseModel]] = ConfluenceConfig
-    client_class: ClassVar[type] = ConfluenceClient
+    kind = "confluence"
+    config_model = ConfluenceConfig
+    client_class = ConfluenceClient
 
     def __init__(self, config: ConfluenceConfig, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
@@ -78,13 +67,8 @@ class ConfluenceConnector(OwnsClient):
         for page_id in self._client.page_ids(list(self._space_map()), limit=self._config.page_size):
             yield doc_id(self.name, page_id)
 
-    def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = {PUBLIC, user_principal(identity.account)}
-        found |= {group_principal("confluence", group) for group in identity.groups}
-        if identity.access_token:
-            me, groups = self._client.user_as(identity.access_token)
-            found |= identity_principals(me, groups)
-        return found
+    def _token_principals(self, access_token: str) -> set[str]:
+        return identity_principals(*self._client.user_as(access_token))
 
     def _space_map(self) -> dict[str, Space]:
         if self._spaces is None:
@@ -98,8 +82,9 @@ class ConfluenceConnector(OwnsClient):
         except ValidationError as exc:
             ident = raw.get("id") if isinstance(raw, dict) else None
             log.warning("confluence page malformed", extra={"connector": self.name, "page": ident})
-            bad = ", ".join(sorted({".".join(str(p) for p in e["loc"]) or "item" for e in exc.errors()}))
-            return Failure(id=doc_id(self.name, str(ident or "unknown")), reason=f"malformed page: {bad}")
+            return Failure(
+                id=doc_id(self.name, str(ident or "unknown")), reason=f"malformed page: {bad_fields(exc)}"
+            )
 
     def _item(
         self, page: Page, spaces: dict[str, Space], permissions: ConfluencePermissions

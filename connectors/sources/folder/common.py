@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from connectors.base import PUBLIC, Link, LinkType, group_principal, user_principal
+from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
 from connectors.text import TICKET_KEY
 
 WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]")
@@ -54,6 +54,10 @@ class FolderContext:
     def url(self, rel: str, anchor: str = "") -> str:
         base = self.url_base.rstrip("/") + "/" + rel if self.url_base else (self.root / rel).as_uri()
         return f"{base}#{anchor}" if anchor else base
+
+    def page(self, rel: str, **fields: Any) -> SourceDoc:
+        """A page read from the file at `rel` (markdown or an exported HTML page): its id and URL say where."""
+        return SourceDoc(id=self.page_id(rel), source=self.name, kind="page", url=self.url(rel), **fields)
 
     def acl(self, value: Any) -> frozenset[str]:
         """A document's declared ACL (or the default) as principals of this source; see `acl_principal`."""

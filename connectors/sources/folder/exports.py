@@ -146,12 +146,9 @@ def confluence_page_doc(raw: str, ctx: FolderContext, path: Path) -> SourceDoc:
     meta_text = meta.get_text(" ", strip=True) if meta else ""
     dated = _DATE_IN_META.findall(meta_text)
     author = soup.find(class_="author")
-    return SourceDoc(
-        id=ctx.page_id(rel),
-        source=ctx.name,
-        kind="page",
+    return ctx.page(
+        rel,
         title=title,
-        url=ctx.url(rel),
         text=text,
         updated_at=when(dated[-1] if dated else None, path),
         acl=ctx.acl(None),

@@ -71,12 +71,9 @@ def page_doc(front: dict[str, Any], body: str, ctx: FolderContext, path: Path) -
     links += [
         Link(target=old, type=LinkType.SUPERSEDES, by_name=True) for old in as_list(front.get("supersedes"))
     ]
-    return SourceDoc(
-        id=ctx.page_id(rel),
-        source=ctx.name,
-        kind="page",
+    return ctx.page(
+        rel,
         title=title,
-        url=ctx.url(rel),
         text=readable(body),
         updated_at=when(front.get("updated"), path),
         version=str(front.get("version", "")),

@@ -8,21 +8,11 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from connectors.base import (
-    PUBLIC,
-    Checkpoint,
-    Cursor,
-    Failure,
-    LinkedIdentity,
-    Pulled,
-    SourceDoc,
-    group_principal,
-    user_principal,
-)
+from connectors.base import Checkpoint, Cursor, Failure, Pulled, SourceDoc
 from connectors.sources.github.client import GitHubClient
 from connectors.sources.github.config import GitHubConfig
 from connectors.sources.github.mapping import (
@@ -34,16 +24,15 @@ from connectors.sources.github.mapping import (
     issue_to_doc,
     repo_acl,
 )
-from connectors.sources.rest import OwnsClient, RequestRejected, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_fields, counted
 
 log = logging.getLogger(__name__)
 
 
 class GitHubConnector(OwnsClient):
-    kind: ClassVar[str] = "github"
-    auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
-    config_model: ClassVar[type[BaseModel]] = GitHubConfig
-    client_class: ClassVar[type] = GitHubClient
+    kind = "github"
+    config_model = GitHubConfig
+    client_class = GitHubClient
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         saved = (cursor or {}).get("repos") or {}
@@ -54,11 +43,7 @@ class GitHubConnector(OwnsClient):
             acl = self._acl(repo)
             since = mark.at.isoformat().replace("+00:00", "Z") if mark.at else None
             for page in self._client.issues(repo, since=since, page_size=self._config.page_size):
-                for raw in page.issues:
-                    item = self._item(repo, raw, mark, acl)
-                    if item is not None:
-                        counts[type(item).__name__] += 1
-                        yield item
+                yield from counted((self._item(repo, raw, mark, acl) for raw in page.issues), counts)
                 yield Checkpoint(cursor=_cursor(marks))
         log.info("github pull finished", extra={"connector": self.name, **counts})
         return _cursor(marks)
@@ -70,12 +55,8 @@ class GitHubConnector(OwnsClient):
                     if isinstance(raw, dict) and isinstance(raw.get("number"), int):
                         yield doc_id(self.name, repo, raw["number"])
 
-    def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = {PUBLIC, user_principal(identity.account)}
-        found |= {group_principal("github", group) for group in identity.groups}
-        if identity.access_token:
-            found |= identity_principals(*self._client.user_as(identity.access_token))
-        return found
+    def _token_principals(self, access_token: str) -> set[str]:
+        return identity_principals(*self._client.user_as(access_token))
 
     def _acl(self, repo: str) -> frozenset[str]:
         raw = self._client.repo(repo)
@@ -91,10 +72,9 @@ class GitHubConnector(OwnsClient):
             log.warning(
                 "github issue malformed", extra={"connector": self.name, "repo": repo, "number": number}
             )
-            bad = ", ".join(sorted({".".join(str(p) for p in e["loc"]) or "item" for e in exc.errors()}))
             return Failure(
                 id=f"{self.name}:{repo}#{number if number is not None else 'unknown'}",
-                reason=f"malformed issue: {bad}",
+                reason=f"malformed issue: {bad_fields(exc)}",
             )
         key = str(issue.number)
         if mark.seen(issue.updated_at, key):

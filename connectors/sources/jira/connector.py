@@ -5,22 +5,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from connectors.base import (
-    PUBLIC,
-    Checkpoint,
-    Cursor,
-    Failure,
-    LinkedIdentity,
-    Pulled,
-    SourceDoc,
-    group_principal,
-    user_principal,
-)
+from connectors.base import Checkpoint, Cursor, Failure, Pulled, SourceDoc
 from connectors.sources.jira.client import ISSUE_FIELDS, JiraClient
 from connectors.sources.jira.config import JiraConfig
 from connectors.sources.jira.mapping import (
@@ -32,16 +22,16 @@ from connectors.sources.jira.mapping import (
     issue_to_doc,
 )
 from connectors.sources.jira.permissions import JiraPermissions
-from connectors.sources.rest import OwnsClient, RequestRejected, Watermark
+from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_fields, counted
 
 log = logging.getLogger(__name__)
 
 
+# The source's own declarations (kind, config, client), shaped like GitHub's; what they share is in OwnsClient.
 class JiraConnector(OwnsClient):
-    kind: ClassVar[str] = "jira"
-    auth_kind: ClassVar[str] = "api_token"  # or "oauth2" when `oauth` is configured
-    config_model: ClassVar[type[BaseModel]] = JiraConfig
-    client_class: ClassVar[type] = JiraClient
+    kind = "jira"
+    config_model = JiraConfig
+    client_class = JiraClient
 
     def pull(self, cursor: Cursor | None) -> Pulled:
         """Issues updated since `cursor`, oldest first; a `Checkpoint` after each page of search results."""
@@ -51,11 +41,7 @@ class JiraConnector(OwnsClient):
         for page in self._client.search(
             self._jql(mark), fields=ISSUE_FIELDS, page_size=self._config.page_size
         ):
-            for raw in page.issues:
-                item = self._item(raw, mark, permissions)
-                if item is not None:
-                    counts[type(item).__name__] += 1
-                    yield item
+            yield from counted((self._item(raw, mark, permissions) for raw in page.issues), counts)
             yield Checkpoint(cursor=mark.dump())
         log.info("jira pull finished", extra={"connector": self.name, **counts})
         return mark.dump()
@@ -67,12 +53,8 @@ class JiraConnector(OwnsClient):
                 if isinstance(raw, dict) and isinstance(raw.get("key"), str):
                     yield doc_id(self.name, raw["key"])
 
-    def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = {PUBLIC, user_principal(identity.account)}
-        found |= {group_principal("jira", group) for group in identity.groups}
-        if identity.access_token:
-            found |= identity_principals(self._client.myself_as(identity.access_token))
-        return found
+    def _token_principals(self, access_token: str) -> set[str]:
+        return identity_principals(self._client.myself_as(access_token))
 
     def _item(self, raw: Any, mark: Watermark, permissions: JiraPermissions) -> SourceDoc | Failure | None:
         try:
@@ -81,7 +63,7 @@ class JiraConnector(OwnsClient):
             ident = raw.get("key") or raw.get("id") if isinstance(raw, dict) else None
             log.warning("jira issue malformed", extra={"connector": self.name, "issue": ident})
             return Failure(
-                id=doc_id(self.name, str(ident or "unknown")), reason=f"malformed issue: {_fields(exc)}"
+                id=doc_id(self.name, str(ident or "unknown")), reason=f"malformed issue: {bad_fields(exc)}"
             )
         if mark.seen(issue.fields.updated, issue.key):
             return None
@@ -91,7 +73,9 @@ class JiraConnector(OwnsClient):
             log.warning("jira issue unreadable", extra={"connector": self.name, "issue": issue.key})
             return Failure(id=doc_id(self.name, issue.key), reason=str(exc))
         except ValidationError as exc:
-            return Failure(id=doc_id(self.name, issue.key), reason=f"malformed issue parts: {_fields(exc)}")
+            return Failure(
+                id=doc_id(self.name, issue.key), reason=f"malformed issue parts: {bad_fields(exc)}"
+            )
         finally:
             mark.advance(issue.fields.updated, issue.key)
         return doc
@@ -129,8 +113,3 @@ class JiraConnector(OwnsClient):
             return ZoneInfo(str(name))
         except (ZoneInfoNotFoundError, ValueError):
             return ZoneInfo("UTC")
-
-
-def _fields(exc: ValidationError) -> str:
-    """Names the bad fields without echoing their values (they may hold document text)."""
-    return ", ".join(sorted({".".join(str(p) for p in err["loc"]) or "item" for err in exc.errors()}))

@@ -9,11 +9,10 @@ language.py holds the question-reading helpers and weights.py every number they 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from graph_flows.reasoners.base import Composition, Lexicon, PlanProposal, ReflectionProposal
 from graph_flows.reasoners.offline import compose, plan, reflect
-from graph_flows.state import Evidence, TurnRecord
+from graph_flows.state import Established, Evidence, Plan, TurnRecord
 
 
 class OfflineReasoner:
@@ -26,17 +25,12 @@ class OfflineReasoner:
         return plan.plan(question, history, lexicon)
 
     def reflect(
-        self, plan: dict[str, Any], evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
+        self, plan: Plan, evidence: Sequence[Evidence], *, new_ids: Sequence[str], lexicon: Lexicon
     ) -> ReflectionProposal:
         return reflect.reflect(plan, evidence, lexicon, max_seeds=self.max_seeds)
 
     def compose(
-        self,
-        plan: dict[str, Any],
-        evidence: Sequence[Evidence],
-        established: dict[str, list[str]],
-        *,
-        lexicon: Lexicon,
+        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition:
         return compose.compose(plan, evidence, established, lexicon)
 

@@ -37,6 +37,20 @@ def drain(pulled: Pulled) -> Drained:
             return Drained(items, stop.value)
 
 
+def pull_until_checkpoint(pulled: Pulled) -> tuple[list[str], Cursor]:
+    """Reads a pull up to its first checkpoint, then closes it (the process dies there): the ids read before it
+    and the checkpoint's cursor."""
+    seen: list[str] = []
+    for item in pulled:
+        if isinstance(item, Checkpoint):
+            saved = item.cursor
+            break
+        assert isinstance(item, SourceDoc)
+        seen.append(item.id)
+    pulled.close()
+    return seen, saved
+
+
 @dataclass
 class SleepLog:
     waits: list[float] = field(default_factory=list)

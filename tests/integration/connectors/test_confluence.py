@@ -10,7 +10,6 @@ from pydantic import SecretStr
 from connectors.base import (
     PUBLIC,
     AuthExpired,
-    Checkpoint,
     Deleted,
     Link,
     LinkedIdentity,
@@ -21,7 +20,7 @@ from connectors.base import (
 from connectors.sources.confluence import ConfluenceConfig, ConfluenceConnector
 from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
 from tests.servers.confluence import EMAIL, TOKEN, FakeConfluence, serve_confluence
 
 RUNBOOK = (
@@ -172,15 +171,7 @@ def test_malformed_page_is_a_failure_and_the_run_goes_on(
 def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(
     connector: ConfluenceConnector,
 ) -> None:
-    pulled = connector.pull(None)
-    seen: list[str] = []
-    for item in pulled:
-        if isinstance(item, Checkpoint):
-            saved = item.cursor
-            break
-        assert isinstance(item, SourceDoc)
-        seen.append(item.id)
-    pulled.close()
+    seen, saved = pull_until_checkpoint(connector.pull(None))
     resumed = drain(connector.pull(saved))
     ids = seen + [d.id for d in resumed.docs]
     assert len(ids) == len(set(ids)) == 7

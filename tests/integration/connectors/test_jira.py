@@ -23,7 +23,7 @@ from connectors.base import (
 from connectors.sources.jira import JiraConfig, JiraConnector
 from connectors.sources.jira.client import JiraClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
 from tests.servers.jira import EMAIL, TOKEN, FakeJira, serve_jira
 
 
@@ -228,15 +228,7 @@ def test_malformed_issue_is_a_failure_and_the_run_goes_on(connector: JiraConnect
 
 
 def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(connector: JiraConnector) -> None:
-    pulled = connector.pull(None)
-    seen: list[str] = []
-    for item in pulled:
-        if isinstance(item, Checkpoint):
-            saved = item.cursor
-            break
-        assert isinstance(item, SourceDoc)
-        seen.append(item.id)
-    pulled.close()  # the process died here
+    seen, saved = pull_until_checkpoint(connector.pull(None))
     resumed = drain(connector.pull(saved))
     ids = seen + [d.id for d in resumed.docs]
     assert len(ids) == len(set(ids)) == 7
