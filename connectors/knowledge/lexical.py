@@ -28,8 +28,16 @@ class LexicalHit:
     score: float  # BM25, higher is better
 
 
+# The index's own terms, per row: document frequencies are counted on the stems FTS stored. Matching a stem
+# through MATCH would stem it again ("reimburs" -> "reimbur") and find nothing for some words.
+CREATE_VOCAB = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE}_terms USING fts5vocab({FTS_TABLE}, 'instance')"
+)
+
+
 def create(conn: Connection) -> None:
     conn.execute(text(CREATE_FTS))
+    conn.execute(text(CREATE_VOCAB))
 
 
 def insert(conn: Connection, rows: Iterable[tuple[int, str, str]]) -> None:
@@ -96,12 +104,12 @@ def count_visible(conn: Connection, principals: frozenset[str]) -> int:
 
 
 def document_frequency(conn: Connection, stem: str, principals: frozenset[str]) -> int:
-    """Visible chunks containing a (porter-stemmed) term. The term is matched as a bare token."""
+    """Visible chunks whose title or body holds a (porter-stemmed) term, exactly as the index stored it."""
     if not stem.isalnum():
         return 0
     clause, params = _acl_clause(principals)
     sql = text(
-        f"SELECT count(*) FROM {FTS_TABLE} JOIN chunks c ON c.rowid_fts = {FTS_TABLE}.rowid "
-        f"WHERE {FTS_TABLE} MATCH :expr AND {clause}"
+        f"SELECT count(DISTINCT v.doc) FROM {FTS_TABLE}_terms v JOIN chunks c ON c.rowid_fts = v.doc "
+        f"WHERE v.term = :term AND {clause}"
     )
-    return int(conn.execute(sql, {"expr": f'body:"{stem}" OR title:"{stem}"', **params}).scalar() or 0)
+    return int(conn.execute(sql, {"term": stem, **params}).scalar() or 0)

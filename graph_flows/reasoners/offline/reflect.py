@@ -325,7 +325,13 @@ def best_chain_for(
     candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
     for eid in readings:
         for namer in (named_by or {}).get(eid, [])[:4]:
-            if namer in readings and eid not in elsewhere and len(chain_of(eid, by_id)) == 1:
+            # a list is asked of one document: it is not assembled from the documents it names
+            if (
+                namer in readings
+                and eid not in elsewhere
+                and len(chain_of(eid, by_id)) == 1
+                and kind != "list"
+            ):
                 candidates.append((eid, [namer, eid], True))
     for eid, chain, by_name in candidates:
         reading = readings[eid]
@@ -357,13 +363,17 @@ def best_chain_for(
             # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule.
             if missing and (len(chain) == 1 or by_name or share < w.HOP_RELATION_SHARE):
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
-        elif relation and not describes and (len(chain) == 1 or by_name):
-            # No name to anchor on: the answering units themselves must carry the question's heaviest words,
-            # or say them in other words (dense support high enough to carry a paraphrase).
+        elif relation and not describes:
+            # No name to anchor on: the answering units themselves must carry the question's heaviest words (a
+            # hop's passages anywhere along the chain), or one unit must say them in other words (dense support
+            # high enough to carry a paraphrase). Two loosely similar pages do not add up to a paraphrase.
             top = max(relation.values())
             heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
-            held = set().union(*(readings[link].covered for link in chain))
-            paraphrased = max(readings[link].unit_dense for link in chain) >= w.PARAPHRASE_DENSE
+            hop = len(chain) > 1 and not by_name
+            held = set().union(
+                *((readings[link].anywhere if hop else readings[link].covered) for link in chain)
+            )
+            paraphrased = len(chain) == 1 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
         if kind in {"date", "number", "money", "person", "place", "explanation"} and not has_answer_shape(
@@ -378,6 +388,8 @@ def best_chain_for(
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
         if constraints and not _grounded(constraints, chain, by_id, reading):
             coverage = min(coverage, w.UNCONSTRAINED)
+        if by_name:
+            coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
             best = (chain, coverage, frozenset(covered))
     return best
