@@ -14,12 +14,12 @@ from typing import Any
 from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.deps import BotDeps
 from bot.listeners import register
 from bot.logcontext import log_context
 from bot.settings import Settings
+from bot.slack_retry import retry_handlers
 from bot.vault import ConfigError
 
 log = logging.getLogger(__name__)
@@ -30,9 +30,12 @@ ERROR_REPLY = "Sorry, something went wrong on my side. Please try again in a min
 def make_client(settings: Settings) -> WebClient:
     if settings.slack_bot_token is None:
         raise ConfigError("set SLEUTH_SLACK_BOT_TOKEN to the bot token (xoxb-...) from the app's OAuth page")
-    client = WebClient(token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url)
-    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
-    return client
+    return WebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=settings.slack_timeout_s,  # type: ignore[arg-type]
+        retry_handlers=retry_handlers(),
+    )
 
 
 def _log_context(body: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import SecretStr
-from slack_sdk import WebClient
 
+from bot.app import make_client
 from bot.jobs import DEFAULT_LEASE_S, Clock
 from bot.runtime import Runtime
 from bot.server import EVENTS_PATH, SlackBot
@@ -56,7 +56,7 @@ def local_bot(
             "slack_app_token": None,
         }
     )
-    client = WebClient(token=slack.bot_token, base_url=slack.api_url)
+    client = make_client(settings)
     extra = {"clock": clock} if clock is not None else {}
     bot = SlackBot(rt, client=client, settings=settings, workers=max(workers, 1), lease_s=lease_s, **extra)
     with serve_asgi(bot.asgi) as url:

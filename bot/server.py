@@ -33,6 +33,7 @@ from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker, PrincipalResolver
 from bot.jobs import DEFAULT_LEASE_S, Clock, JobQueue
 from bot.oauth_routes import oauth_routes
+from bot.receipt import Receipts, intake_client
 from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
@@ -87,8 +88,16 @@ class SlackBot:
         self.client = client or make_client(settings)
         self.jobs = JobQueue(rt.engine, clock=clock, lease_s=lease_s)
         self.feedback = FeedbackLog(rt.engine)
+        self.receipts = Receipts(
+            intake_client(self.client), self.jobs, workers=workers, answer_bots=settings.answer_bots
+        )
         self.deps = BotDeps(
-            settings=settings, jobs=self.jobs, feedback=self.feedback, runtime=rt, linker=linker
+            settings=settings,
+            jobs=self.jobs,
+            receipts=self.receipts,
+            feedback=self.feedback,
+            runtime=rt,
+            linker=linker,
         )
         self.app = build_app(settings, self.deps, client=self.client)
         if resolver is None and linker is not None:

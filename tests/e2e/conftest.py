@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.answering import PLACEHOLDER
 from bot.local_slack import GENERAL, add_people, local_bot
+from bot.receipt import is_placeholder
 from bot.runtime import Runtime
 from bot.server import SlackBot
 from bot.settings import Settings
@@ -67,9 +67,12 @@ class SlackEnv:
         )
 
     def answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
-        """Sleuth's finished messages in a thread (placeholders still "Looking into it…" excluded)."""
+        """Sleuth's finished replies in a thread (placeholders still "Looking into it…" or "Queued…", and the
+        thread's root when Sleuth posted it, i.e. a `/sleuth ask` echo, excluded)."""
         return [
-            m for m in self.slack.bot_messages(channel, thread_ts) if PLACEHOLDER not in m.get("text", "")
+            m
+            for m in self.slack.bot_messages(channel, thread_ts)
+            if not is_placeholder(m.get("text", "")) and m["ts"] != thread_ts
         ]
 
     def wait_answers(self, channel: str, thread_ts: str, count: int = 1) -> list[dict[str, Any]]:
