@@ -62,9 +62,10 @@ class Delivery:
 
 @dataclass
 class _Fault:
-    error: str
+    error: str | None  # None: the call succeeds, only its response is late (`delay_s`)
     status: int
     retry_after: int | None
+    delay_s: float = 0.0
 
 
 class SlackEmulator(InteractivityMixin):
@@ -200,12 +201,35 @@ class SlackEmulator(InteractivityMixin):
         self._signing_secret = signing_secret
 
     def fail_next(
-        self, method: str, error: str = "ratelimited", status: int = 429, retry_after: int = 1
+        self,
+        method: str,
+        error: str = "ratelimited",
+        status: int = 429,
+        retry_after: int = 1,
+        *,
+        times: int = 1,
     ) -> None:
-        """Make the next call to `method` fail (429 carries `Retry-After`), to test retry handling."""
+        """Make the next `times` calls to `method` fail (429 carries `Retry-After`), to test retry handling.
+
+        `fatal_error` and `internal_error` come as HTTP 200 with ok=false, as Slack sends them; 5xx as given.
+        """
         with self._changed:
             fault = _Fault(error, status, retry_after if status == 429 else None)
-            self._faults.setdefault(method, []).append(fault)
+            self._faults.setdefault(method, []).extend([fault] * times)
+
+    def slow_next(self, method: str, delay_s: float, *, applied: bool = True, times: int = 1) -> None:
+        """The next `times` calls to `method` answer `delay_s` late, so the client times out not knowing
+        whether they worked. `applied`: they did (what makes a blind retry post twice); otherwise they hang
+        and then fail with 503 (Slack never took them)."""
+        fault = (
+            _Fault(None, 200, None, delay_s) if applied else _Fault("service_unavailable", 503, None, delay_s)
+        )
+        with self._changed:
+            self._faults.setdefault(method, []).extend([fault] * times)
+
+    def clear_faults(self) -> None:
+        with self._changed:
+            self._faults.clear()
 
     # -- observing ---------------------------------------------------------------------------------------
 
@@ -429,6 +453,12 @@ class SlackEmulator(InteractivityMixin):
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
         """One Web API request: auth, scopes, injected faults, then the method; records the call and wakes
         waiters."""
+        reply, delay_s = self._api_reply(method, params, token)
+        if delay_s:
+            time.sleep(delay_s)  # outside the lock: the workspace keeps answering other calls
+        return reply
+
+    def _api_reply(self, method: str, params: dict[str, Any], token: str | None) -> tuple[Reply, float]:
         headers: dict[str, str] = {}
         with self._changed:
             with contextlib.suppress(ApiError):  # undecodable: recorded raw, and the call answers the error
@@ -445,12 +475,14 @@ class SlackEmulator(InteractivityMixin):
                 check_scopes(method, self.scopes)
                 if faults:
                     fault = faults.pop(0)
+                    if fault.error is None:
+                        return (200, self.api.call(method, params), headers), fault.delay_s
                     if fault.retry_after is not None:
                         headers["Retry-After"] = str(fault.retry_after)
-                    return fault.status, {"ok": False, "error": fault.error}, headers
-                return 200, self.api.call(method, params), headers
+                    return (fault.status, {"ok": False, "error": fault.error}, headers), fault.delay_s
+                return (200, self.api.call(method, params), headers), 0.0
             except ApiError as exc:
-                return 200, {"ok": False, "error": exc.error, **exc.extra}, headers
+                return (200, {"ok": False, "error": exc.error, **exc.extra}, headers), 0.0
             finally:
                 self._changed.notify_all()
 
