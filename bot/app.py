@@ -8,6 +8,7 @@ before that answers 500 and Slack retries it; one that succeeded is deduplicated
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.deps import BotDeps
+from bot.intake import ignore_reason
 from bot.listeners import register
 from bot.logcontext import log_context
 from bot.settings import Settings
@@ -51,6 +53,19 @@ def _log_retries(request: BoltRequest, next_: Callable[[], BoltResponse]) -> Bol
     retry = (request.headers.get("x-slack-retry-num") or [None])[0]
     if retry:
         log.info("slack retry delivery", extra={"retry_num": retry})
+    return next_()
+
+
+def _drop_unwanted(
+    body: dict[str, Any], context: BoltContext, next_: Callable[[], BoltResponse]
+) -> BoltResponse:
+    """Acks and drops, with one log line, what must not be answered (`bot.intake.ignore_reason`): the door
+    (`bot.request_guard`, or the Socket Mode handler) already dropped what it could without knowing our team."""
+    team = context.authorize_result.team_id if context.authorize_result else None
+    reason = ignore_reason(body, team=team, now=time.time())
+    if reason:
+        log.info("delivery ignored", extra={"reason": reason})
+        return BoltResponse(status=200, body="")
     return next_()
 
 
@@ -90,6 +105,7 @@ def build_app(settings: Settings, deps: BotDeps, *, client: WebClient | None = N
         request_verification_enabled=not socket_mode,
     )
     app.use(_log_context)
+    app.use(_drop_unwanted)
     app.use(_log_retries)
     app.error(handle_error)
     register(app, deps)

@@ -336,6 +336,26 @@ class SlackEmulator(InteractivityMixin):
             self._changed.notify_all()
         return response
 
+    def post_raw(
+        self, body: bytes, headers: dict[str, Any], *, kind: str = "events", sign_as: int | None = None
+    ) -> httpx.Response:
+        """POST arbitrary bytes and headers to the app (hostile-request tests); `sign_as`: sign the body with
+        the app's secret and this timestamp (headers given win)."""
+        if self._http is None or not self._urls:
+            raise RuntimeError("start the emulator and connect_app(...) before delivering")
+        if sign_as is not None:
+            headers = {**payloads.sign(self._signing_secret, body, sign_as), **headers}
+        response = self._http.post(self._urls[kind], content=body, headers=headers)
+        with self._changed:
+            self.deliveries.append(Delivery(kind, {"raw": True}, response.status_code, response.text))
+            self._changed.notify_all()
+        return response
+
+    def envelope(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
+        """The `event_callback` envelope `deliver` would send for `event` (to send it altered)."""
+        event_id = event_id or f"Ev{next(self._event_ids):08X}"
+        return payloads.event_envelope(self.workspace, event, event_id=event_id, event_time=int(time.time()))
+
     def _post_form(self, kind: str, payload: dict[str, Any], form: dict[str, str]) -> httpx.Response:
         body = urlencode(form).encode()
         return self._post(kind, payload, body, {"Content-Type": "application/x-www-form-urlencoded"})
