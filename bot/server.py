@@ -160,9 +160,9 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
             return
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
+        from bot.socket_mode import socket_mode_handler
 
-        handler = SocketModeHandler(bot.app, settings.slack_app_token.get_secret_value())
+        handler = socket_mode_handler(bot.app, settings.slack_app_token.get_secret_value())
         handler.connect()
         log.info("connected to slack in socket mode", extra={"host": settings.host, "port": settings.port})
         try:  # HTTP still serves /healthz and the OAuth callback

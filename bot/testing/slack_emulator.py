@@ -35,12 +35,14 @@ from bot.testing.slack_http import Reply, make_handler
 from bot.testing.slack_interactivity import InteractivityMixin
 from bot.testing.slack_limits import ApiError
 from bot.testing.slack_scopes import METHOD_SCOPES, check_scopes
+from bot.testing.slack_socket_mode import SocketModeServer
 from bot.testing.slack_web_api import SlackWebApi, normalize_params
 from bot.testing.slack_workspace import Channel, SlackWorkspace, User
 
 T = TypeVar("T")
 SHUTDOWN_POLL_S = 0.05  # serve_forever checks for shutdown this often; stop() waits up to this long
 DEFAULT_BOT_TOKEN = "xoxb-000000000001-000000000001-sleuthemulatortoken"
+DEFAULT_APP_TOKEN = "xapp-1-ASLEUTH01-000000000001-sleuthemulatorapptoken"
 
 
 class ApiCall(NamedTuple):
@@ -107,6 +109,8 @@ class SlackEmulator(InteractivityMixin):
         self._http: httpx.Client | None = None
         self._urls: dict[str, str] = {}
         self._signing_secret = ""
+        self.socket_mode: SocketModeServer | None = None
+        self.app_token = DEFAULT_APP_TOKEN
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -127,6 +131,9 @@ class SlackEmulator(InteractivityMixin):
         return self
 
     def stop(self) -> None:
+        if self.socket_mode is not None:
+            self.socket_mode.stop()
+            self.socket_mode = None
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -199,6 +206,20 @@ class SlackEmulator(InteractivityMixin):
             "commands": commands_url or events_url,
         }
         self._signing_secret = signing_secret
+
+    def connect_socket_mode(self, *, ack_timeout_s: float | None = None) -> SocketModeServer:
+        """Deliver over Socket Mode instead of HTTP: the app connects with `app_token` via
+        `apps.connections.open`; events, interactivity and commands then go out as envelopes."""
+        if self.socket_mode is None:
+            options = {"ack_timeout_s": ack_timeout_s} if ack_timeout_s is not None else {}
+            self.socket_mode = SocketModeServer(
+                app_id=self.workspace.app_id, on_change=self._notify, **options
+            ).start()
+        return self.socket_mode
+
+    def _notify(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
 
     def fail_next(
         self,
@@ -326,6 +347,8 @@ class SlackEmulator(InteractivityMixin):
         sign: bool = True,
         timestamp: int | float | None = None,
     ) -> httpx.Response:
+        if self.socket_mode is not None:
+            return self.post_envelope(kind, payload)
         if self._http is None or not self._urls:
             raise RuntimeError("start the emulator and connect_app(...) before delivering")
         if sign:
@@ -356,12 +379,26 @@ class SlackEmulator(InteractivityMixin):
         event_id = event_id or f"Ev{next(self._event_ids):08X}"
         return payloads.event_envelope(self.workspace, event, event_id=event_id, event_time=int(time.time()))
 
+    def post_envelope(self, kind: str, payload: dict[str, Any]) -> httpx.Response:
+        """One envelope over Socket Mode; the ack's payload comes back as an HTTP response would."""
+        if self.socket_mode is None:
+            raise RuntimeError("socket mode is not connected")
+        acked, body = self.socket_mode.deliver(kind, payload)
+        content = json.dumps(body).encode() if body else b""
+        response = httpx.Response(
+            200 if acked else 504, content=content, headers={"Content-Type": "application/json"}
+        )
+        with self._changed:
+            self.deliveries.append(Delivery(kind, payload, response.status_code, response.text))
+            self._changed.notify_all()
+        return response
+
     def _post_form(self, kind: str, payload: dict[str, Any], form: dict[str, str]) -> httpx.Response:
         body = urlencode(form).encode()
         return self._post(kind, payload, body, {"Content-Type": "application/x-www-form-urlencoded"})
 
     def _deliver_if_connected(self, events: list[dict[str, Any]]) -> None:
-        if self._urls:
+        if self._urls or self.socket_mode is not None:
             for event in events:
                 self.deliver(event)
 
@@ -468,6 +505,16 @@ class SlackEmulator(InteractivityMixin):
                 event["view"] = copy.deepcopy(view)
         return self.deliver(event)
 
+    def _connections_open(self, token: str) -> Reply:
+        """Socket Mode's WebSocket URL, for the app-level token only (as Slack: not_allowed_token_type)."""
+        if token == self.bot_token:
+            raise ApiError("not_allowed_token_type")
+        if token != self.app_token:
+            raise ApiError("invalid_auth")
+        if self.socket_mode is None:
+            raise ApiError("socket_mode_not_enabled")
+        return 200, {"ok": True, "url": self.socket_mode.new_url()}, {}
+
     # -- HTTP side ---------------------------------------------------------------------------------------
 
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
@@ -488,6 +535,8 @@ class SlackEmulator(InteractivityMixin):
             try:
                 if not token:
                     raise ApiError("not_authed")
+                if method == "apps.connections.open":
+                    return self._connections_open(token), 0.0
                 if token != self.bot_token:
                     raise ApiError("invalid_auth")
                 headers["x-oauth-scopes"] = ",".join(sorted(self.scopes))

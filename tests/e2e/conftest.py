@@ -91,7 +91,9 @@ def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
     stack = ExitStack()
     runtimes: list[Runtime] = []
 
-    def make(*, workers: int = 2, lease_s: float = 120.0, **settings: Any) -> SlackEnv:
+    def make(
+        *, workers: int = 2, lease_s: float = 120.0, socket_mode: bool = False, **settings: Any
+    ) -> SlackEnv:
         data = tmp_path / f"data{len(runtimes)}"
         shutil.copytree(synced_data, data)
         rt = Runtime(make_settings(data, **settings))
@@ -99,7 +101,9 @@ def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
         clock = FakeClock()
         slack = stack.enter_context(SlackEmulator())
         ids = add_people(slack, EXAMPLES / "people.json")
-        bot = stack.enter_context(local_bot(rt, slack, workers=workers, clock=clock, lease_s=lease_s))
+        bot = stack.enter_context(
+            local_bot(rt, slack, workers=workers, clock=clock, lease_s=lease_s, socket_mode=socket_mode)
+        )
         return SlackEnv(slack, bot, ids, clock)
 
     try:
@@ -110,6 +114,8 @@ def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
             rt.engine.dispose()
 
 
-@pytest.fixture
-def env(make_env: EnvFactory) -> SlackEnv:
-    return make_env()
+@pytest.fixture(params=["http", "socket_mode"])
+def env(make_env: EnvFactory, request: pytest.FixtureRequest) -> SlackEnv:
+    """The default environment, once over signed HTTP and once over Socket Mode: every test that takes it runs
+    on both transports (tests of one transport's details use `make_env`)."""
+    return make_env(socket_mode=request.param == "socket_mode")
