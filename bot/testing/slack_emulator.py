@@ -70,6 +70,13 @@ class _Fault:
     delay_s: float = 0.0
 
 
+class _ApiServer(ThreadingHTTPServer):
+    """slack.com takes a burst of connections at once; the stdlib's listen backlog of 5 would time them out."""
+
+    daemon_threads = True
+    request_queue_size = 256
+
+
 class SlackEmulator(InteractivityMixin):
     """Slack's Web API, Events API and interactivity for one workspace with one installed bot.
 
@@ -104,7 +111,7 @@ class SlackEmulator(InteractivityMixin):
         self._response_urls: dict[str, dict[str, Any]] = {}
         self._event_ids = itertools.count(1)
         self._delivery_timeout_s = delivery_timeout_s
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _ApiServer | None = None
         self._thread: threading.Thread | None = None
         self._http: httpx.Client | None = None
         self._urls: dict[str, str] = {}
@@ -118,8 +125,7 @@ class SlackEmulator(InteractivityMixin):
         """Bind 127.0.0.1 on a free port and serve; the socket listens before this returns."""
         if self._server is not None:
             return self
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
-        self._server.daemon_threads = True
+        self._server = _ApiServer(("127.0.0.1", 0), make_handler(self))
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": SHUTDOWN_POLL_S},
