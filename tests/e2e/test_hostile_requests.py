@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.local_slack import GENERAL
-from tests.e2e.conftest import SlackEnv
+from tests.e2e.conftest import EnvFactory, SlackEnv
 
 SEED = 14
 QUESTION = "why did the 4.2 Android release slip?"
@@ -158,8 +158,9 @@ EXPECTED_STATUS: dict[str, Callable[[int], bool]] = {
 
 
 def test_600_hostile_requests_no_5xx_no_traceback_no_reply_then_normal(
-    env: SlackEnv, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+    make_env: EnvFactory, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    env = make_env()  # the HTTP door (Socket Mode's envelopes: test_socket_mode.py)
     env.slack.add_user("U0WFBOT", "workflowbot", is_bot=True)  # a bot user without a bot_id
     requests = _requests(env)
     assert len(requests) >= 500
