@@ -136,12 +136,13 @@ class Answerer:
         if self._audience is not None and self._audience.needs_private(
             job.team, job.channel, result["answer"]
         ):
-            if not result.get("private_sent"):  # ephemeral messages can't be looked up: send them once
-                for message in messages:
-                    self._client.chat_postEphemeral(
-                        channel=job.channel, user=job.user, thread_ts=job.thread_ts, **message
-                    )
-                self._jobs.save_result(job.id, worker, {**result, "private_sent": True})
+            sent = int(result.get("private_sent") or 0)  # ephemeral messages can't be looked up: count them
+            for n, message in enumerate(messages[sent:], start=sent + 1):
+                self._client.chat_postEphemeral(
+                    channel=job.channel, user=job.user, thread_ts=job.thread_ts, **message
+                )
+                result = {**result, "private_sent": n}
+                self._jobs.save_result(job.id, worker, result)
             messages = [notice(PRIVATE_NOTE)]
         self._publish(job, worker, messages)
 
@@ -209,6 +210,9 @@ class Answerer:
         current = self._jobs.get(job.id) or job
         if current.status == CANCELLED:
             withdraw(self._client, current)
+            return
+        if current.claimed_by != worker:  # the lease ran out (a stalled heartbeat): its new worker delivers
+            log.warning("job taken over, not posting", extra={"now_with": current.claimed_by})
             return
         first, *rest = messages
         look = current.redelivered

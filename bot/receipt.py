@@ -33,9 +33,13 @@ log = logging.getLogger(__name__)
 INTAKE_TIMEOUT_S = 1.0
 BOT_CACHE_TTL_S = 600.0
 PLACEHOLDER = "Looking into it…"
-QUEUED = "Queued: {ahead} questions ahead of yours. I'll start on it shortly…"
+QUEUED = "Queued: {ahead} ahead of yours. I'll start on it shortly…"
 NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Sleuth`, or ask me in a DM."
 CANT_POST = ("not_in_channel", "channel_not_found", "is_archived")
+
+
+def _questions(n: int) -> str:
+    return f"{n} question" if n == 1 else f"{n} questions"
 
 
 def placeholder_key(job: Job) -> str:
@@ -92,7 +96,7 @@ class Receipts:
             if job.kind == COMMAND and not thread_ts:
                 thread_ts = self._post(job, None, echo_key(job), echo_text(job))
             ahead = self._jobs.ahead_of(job.id) - self._workers + 1
-            text = QUEUED.format(ahead=ahead) if ahead > 0 else PLACEHOLDER
+            text = QUEUED.format(ahead=_questions(ahead)) if ahead > 0 else PLACEHOLDER
             placeholder_ts = self._post(job, thread_ts, placeholder_key(job), text)
         except SlackApiError as exc:
             if job.kind == COMMAND and exc.response.get("error") in CANT_POST:
