@@ -9,16 +9,15 @@ This uses its own WebClient with a short timeout and no retries, so a slow Slack
 `INTAKE_TIMEOUT_S`; whatever it could not post, the worker posts later (looking first, as the post may have
 landed). The job is claimable only once this acknowledgement finished (`JobQueue.record_ack`).
 
-Also here, because it needs Slack: a sender that Slack says is a bot user is ignored even when its event
-carries no `bot_id` (unless `answer_bots` is on).
+Also here, because it needs Slack: a sender that Slack says is a bot user (`is_bot`, the asker directory's
+cached `users.info`) is ignored even when its event carries no `bot_id` (unless `answer_bots` is on).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -31,7 +30,6 @@ from bot.slack_retry import SLACK_FAILURES, error_code
 log = logging.getLogger(__name__)
 
 INTAKE_TIMEOUT_S = 1.0
-BOT_CACHE_TTL_S = 600.0
 PLACEHOLDER = "Looking into it…"
 QUEUED = "Queued: {ahead} ahead of yours. I'll start on it shortly…"
 NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Sleuth`, or ask me in a DM."
@@ -66,22 +64,16 @@ def intake_client(client: WebClient) -> WebClient:
     )  # type: ignore[arg-type]
 
 
-@dataclass
-class _Seen:
-    is_bot: bool
-    at: float
-
-
 class Receipts:
-    def __init__(self, client: WebClient, jobs: JobQueue, *, workers: int, answer_bots: bool) -> None:
-        self._client, self._jobs, self._workers, self._answer_bots = client, jobs, workers, answer_bots
-        self._bots: dict[str, _Seen] = {}
-        self._lock = threading.Lock()
+    def __init__(
+        self, client: WebClient, jobs: JobQueue, *, workers: int, is_bot: Callable[[str], bool]
+    ) -> None:
+        self._client, self._jobs, self._workers, self._is_bot = client, jobs, workers, is_bot
 
     def submit(self, new: NewJob) -> tuple[Job | None, str | None]:
         """Queues and acknowledges a question: (the job, or None for a duplicate or an ignored sender;
         a reply for the command's ack when the question can't be taken, e.g. the bot is not in the channel)."""
-        if new.kind != COMMAND and not self._answer_bots and self._is_bot_user(new.user):
+        if new.kind != COMMAND and self._is_bot(new.user):
             log.info("message from a bot user ignored", extra={"user": new.user})
             return None, None
         job = self._jobs.enqueue(new)
@@ -128,22 +120,3 @@ class Receipts:
             self._client.chat_delete(channel=channel, ts=ts)
         except SLACK_FAILURES as exc:
             log.warning("extra placeholder not removed", extra={"error": error_code(exc)})
-
-    def _is_bot_user(self, user: str) -> bool:
-        """Whether Slack says `user` is a bot; False when it can't say now (the question is not lost)."""
-        if not user.startswith(("U", "W")):
-            return False
-        now = time.monotonic()
-        with self._lock:
-            seen = self._bots.get(user)
-        if seen is not None and now - seen.at < BOT_CACHE_TTL_S:
-            return seen.is_bot
-        try:
-            found = self._client.users_info(user=user)["user"]
-        except SLACK_FAILURES as exc:
-            log.info("sender not looked up at intake", extra={"error": error_code(exc)})
-            return False
-        is_bot = bool(found.get("is_bot"))
-        with self._lock:
-            self._bots[user] = _Seen(is_bot, now)
-        return is_bot

@@ -107,9 +107,11 @@ class SlackBot:
         self.client = client or make_client(settings)
         self.jobs = JobQueue(rt.engine, clock=clock, lease_s=lease_s)
         self.feedback = FeedbackLog(rt.engine)
-        self.receipts = Receipts(
-            intake_client(self.client), self.jobs, workers=workers, answer_bots=settings.answer_bots
-        )
+        if resolver is None and linker is not None:
+            resolver = PrincipalResolver(linker, _principals_for(rt))
+        askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
+        is_bot = (lambda user: False) if settings.answer_bots else askers.is_bot
+        self.receipts = Receipts(intake_client(self.client), self.jobs, workers=workers, is_bot=is_bot)
         self.deps = BotDeps(
             settings=settings,
             jobs=self.jobs,
@@ -119,9 +121,6 @@ class SlackBot:
             linker=linker,
         )
         self.app = build_app(settings, self.deps, client=self.client)
-        if resolver is None and linker is not None:
-            resolver = PrincipalResolver(linker, _principals_for(rt))
-        askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
         self.deps.audience = self.audience
         self.status = StatusBoard(self.client, interval_s=settings.slack_status_interval_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.jobs import DONE
 from bot.listeners.commands import replies
 from bot.local_slack import GENERAL
+from bot.receipt import PLACEHOLDER
 from bot.testing.slack_render import format_message
 from graph_flows.flow import thread_id
 from tests.e2e.conftest import EnvFactory, SlackEnv
