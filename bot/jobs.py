@@ -270,8 +270,10 @@ class JobQueue:
         """Questions that will be answered before this one: older pending jobs plus the running ones."""
         older = (slack_jobs.c.status == PENDING) & (slack_jobs.c.id < job_id)
         with self._engine.connect() as conn:
-            rows = conn.execute(select(slack_jobs.c.id).where(older | (slack_jobs.c.status == CLAIMED))).all()
-        return len(rows)
+            ahead = (
+                select(func.count()).select_from(slack_jobs).where(older | (slack_jobs.c.status == CLAIMED))
+            )
+            return int(conn.execute(ahead).scalar() or 0)
 
     def defer(self, job_id: int, worker: str, delay_s: float) -> bool:
         """Slack failed transiently: back to pending, due after `delay_s`, keeping the saved result.
