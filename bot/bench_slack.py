@@ -58,7 +58,10 @@ def bench_slack_ack(n: int = 50, *, rt: Runtime | None = None, workers: int = 4)
 
 
 class _Watcher:
-    """Per thread of #general: when Sleuth's first message or status appeared, and when its answer did."""
+    """Per thread of #general: when Sleuth's first message or status appeared, and when its answer did.
+
+    Checked on every change the emulator makes, under its lock, so it copies nothing (the watcher must not slow
+    down what it measures)."""
 
     def __init__(self, slack: SlackEmulator, n: int) -> None:
         self._slack, self._n = slack, n
@@ -72,8 +75,12 @@ class _Watcher:
         for (channel, thread_ts), statuses in self._slack.workspace.statuses.items():
             if channel == GENERAL and any(statuses):
                 self.first.setdefault(thread_ts, now)
-        for message in self._slack.bot_messages(GENERAL):
+        channel = self._slack.workspace.channels[GENERAL]  # read in place: wait_for holds the emulator's lock
+        bot_id = self._slack.workspace.bot_id
+        for message in channel.messages:
             thread_ts = message.get("thread_ts")
+            if message.get("bot_id") != bot_id:
+                continue
             if not thread_ts or thread_ts == message["ts"]:
                 continue
             if thread_ts not in self.first and message.get("text", "").startswith("Queued"):
