@@ -44,8 +44,10 @@ from sqlalchemy import (
     exists,
     func,
     insert,
+    inspect,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import IntegrityError
@@ -84,7 +86,7 @@ slack_jobs = Table(
     Column("attempts", Integer, nullable=False, default=0),
     Column("placeholder_ts", String(32)),
     Column("acked_at", Float),  # the intake's visible acknowledgement finished (placeholder or not)
-    Column("ack_queued", Integer, nullable=False, default=0),  # the placeholder says "queued"
+    Column("ack_queued", Integer, nullable=False, default=0, server_default="0"),  # placeholder says "queued"
     Column("failing_since", Float),  # first transient Slack failure of the current delivery streak
     Column("result", Text),  # JSON saved before posting: {"question", "answer", "trace"}
     Column("created_at", Float, nullable=False),
@@ -95,6 +97,20 @@ slack_jobs = Table(
     Index("ix_slack_jobs_message", "team", "channel", "message_ts"),
     Index("ix_slack_jobs_status", "status", "lease_until"),
 )
+
+
+def _add_new_columns(engine: Engine) -> None:
+    """A table made by an older Sleuth gets the columns added since (all nullable or defaulted)."""
+    present = {column["name"] for column in inspect(engine).get_columns(slack_jobs.name)}
+    missing = [column for column in slack_jobs.columns if column.name not in present]
+    with engine.begin() as conn:
+        for column in missing:
+            kind = column.type.compile(dialect=engine.dialect)
+            default = (
+                f" NOT NULL DEFAULT {column.server_default.arg}" if column.server_default is not None else ""
+            )
+            conn.execute(text(f"ALTER TABLE {slack_jobs.name} ADD COLUMN {column.name} {kind}{default}"))
+            log.info("job table column added", extra={"column": column.name})
 
 
 @dataclass(frozen=True)
@@ -162,6 +178,7 @@ class JobQueue:
         self._engine, self._clock, self.lease_s = engine, clock, lease_s
         self._wake = threading.Condition()
         jobs_metadata.create_all(engine)
+        _add_new_columns(engine)
 
     def enqueue(self, new: NewJob) -> Job | None:
         """Inserts the job; None when this event or this message was already queued (a duplicate)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from bot.jobs import ACK_GRACE_S, CANCELLED, CLAIMED, DONE, FAILED, PENDING, Job, JobQueue, NewJob
 from connectors.database import make_engine, sqlite_url
@@ -197,3 +197,22 @@ def test_jobs_of_dead_workers_are_released_at_once(jobs: JobQueue) -> None:
 
     rescued = jobs.claim("host:333:0")
     assert rescued is not None and rescued.id == dead.id and jobs.claim("host:333:1") is None
+
+
+def test_a_table_from_an_older_sleuth_gets_the_new_columns(engine: Engine) -> None:
+    with engine.begin() as conn:  # the table as it was before acknowledgements and deferrals
+        conn.execute(text("CREATE TABLE slack_jobs (id INTEGER PRIMARY KEY, team VARCHAR(64) NOT NULL, "
+                          "event_id VARCHAR(128) NOT NULL, message_key VARCHAR(256) NOT NULL, kind VARCHAR(16) NOT NULL, "
+                          "channel VARCHAR(64) NOT NULL, message_ts VARCHAR(32), thread_ts VARCHAR(32), "
+                          "user VARCHAR(64) NOT NULL, text TEXT NOT NULL, trace_id VARCHAR(40) NOT NULL, "
+                          "response_url TEXT, status VARCHAR(16) NOT NULL, claimed_by VARCHAR(128), lease_until FLOAT, "
+                          "attempts INTEGER NOT NULL, placeholder_ts VARCHAR(32), result TEXT, created_at FLOAT NOT NULL, "
+                          "finished_at FLOAT)"))  # fmt: skip
+        conn.execute(text("INSERT INTO slack_jobs VALUES (1, 'T1', 'Ev0', 'C1:0.1', 'question', 'C1', '0.1', '0.1', "
+                          "'U1', 'old', 'tr0', NULL, 'done', NULL, NULL, 1, '0.2', NULL, 1.0, 2.0)"))  # fmt: skip
+
+    jobs = JobQueue(engine)
+
+    old = jobs.get(1)
+    assert old is not None and (old.status, old.ack_queued, old.acked_at) == (DONE, False, None)
+    assert _acked(jobs, _new()) is not None and jobs.claim("w1") is not None
