@@ -154,7 +154,16 @@ class SocketModeServer:
         with self._cond:
             live = list(self._live)
         for conn in live:
-            _cut(conn)
+            self._cut(conn)
+
+    def _cut(self, conn: ServerConnection) -> None:
+        """Close the TCP connection under the WebSocket, without a close frame; it is no longer live."""
+        with self._cond:
+            if conn in self._live:
+                self._live.remove(conn)
+        with contextlib.suppress(OSError):
+            conn.socket.shutdown(socket.SHUT_RDWR)
+        conn.socket.close()
 
     def request_refresh(self, reason: str = "refresh_requested") -> None:
         """Slack's `disconnect` message: the app opens a new connection; this one closes shortly after."""
@@ -170,7 +179,8 @@ class SocketModeServer:
     def deliver(self, kind: str, payload: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         """Sends one envelope and waits for its ack, retrying as Slack does; (acked, the ack's payload)."""
         envelope_id = str(uuid.uuid4())
-        for attempt in range(MAX_RETRIES + 1):
+        attempt, deadline = 0, time.monotonic() + CONNECT_WAIT_S + (MAX_RETRIES + 1) * self.ack_timeout_s
+        while attempt <= MAX_RETRIES and time.monotonic() < deadline:
             envelope = {
                 "envelope_id": envelope_id,
                 "type": ENVELOPE_TYPES[kind],
@@ -179,10 +189,12 @@ class SocketModeServer:
                 "retry_attempt": attempt,
                 "retry_reason": "timeout" if attempt else "",
             }
-            if self._send(envelope):
-                acked = self._wait_ack(envelope_id)
-                if acked is not None:
-                    return True, acked
+            if not self._send(envelope):
+                continue  # the connection was already gone: not an attempt, wait for the next one
+            attempt += 1
+            acked = self._wait_ack(envelope_id)
+            if acked is not None:
+                return True, acked
         return False, {}
 
     def _send(self, envelope: dict[str, Any]) -> bool:
@@ -191,16 +203,19 @@ class SocketModeServer:
         except TimeoutError:
             return False
         with self._cond:
+            if not self._live:
+                return False
             conn = self._live[-1]
             drop = self._drop_after_send > 0
             self._drop_after_send -= int(drop)
             self.envelopes.append(envelope)
         try:
             conn.send(json.dumps(envelope))
-        except ConnectionClosed:
+        except (ConnectionClosed, OSError):
+            self._cut(conn)
             return False
         if drop:
-            _cut(conn)
+            self._cut(conn)
         return True
 
     def _wait_ack(self, envelope_id: str) -> dict[str, Any] | None:
@@ -212,10 +227,3 @@ class SocketModeServer:
                     return None
                 self._cond.wait(remaining)
             return self._acks.pop(envelope_id)
-
-
-def _cut(conn: ServerConnection) -> None:
-    """Close the TCP connection under the WebSocket, without a close frame."""
-    with contextlib.suppress(OSError):
-        conn.socket.shutdown(socket.SHUT_RDWR)
-    conn.socket.close()
