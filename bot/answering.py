@@ -1,13 +1,17 @@
-"""One claimed job -> investigation -> answer in the thread, exactly once.
+"""One claimed job -> investigation -> answer in the thread, exactly once, whatever Slack does meanwhile.
 
-    placeholder ("Looking into it…", its ts saved on the job)
+    placeholder (posted at intake by `bot.receipt`; here only if that failed)
       -> status while the flow runs (setStatus, or the placeholder's text)
-      -> result saved on the job -> chat.update of the placeholder -> job done
+      -> result saved on the job -> chat.update of the placeholder (+ further parts) -> job done
 
 A worker that resumes a job after a crash finds the placeholder's ts (and the saved result, if the flow had
-finished) and updates that same message, so the thread gets one answer. If the question is deleted meanwhile,
-the placeholder becomes a short note instead. Errors end as a short apology in the thread, never as silence or
-exception text; this is one of the two places that catch `Exception`.
+finished) and updates that same message; further parts are posted with `post_once`, which looks before it
+posts, so the thread gets one answer. A transient Slack failure (429, 5xx, `fatal_error`, a lost connection)
+that outlives the WebClient's own retries defers the job (`JobQueue.defer`): it stays pending with its saved
+result and the next worker tick, or the next process, delivers it; after `give_up_s` of failures the thread is
+told, once. If the question is deleted meanwhile, the placeholder becomes a short note instead. Other errors end
+as a short apology in the thread, never as silence or exception text; this is one of the two places that catch
+`Exception`.
 """
 
 from __future__ import annotations
@@ -25,22 +29,35 @@ from bot.askers import AskerDirectory, UnknownAsker
 from bot.audience import PRIVATE_NOTE, ChannelAudience
 from bot.jobs import CANCELLED, COMMAND, EDIT, MAX_ATTEMPTS, Job, JobQueue
 from bot.logcontext import log_context
-from bot.mrkdwn import clip, escape
+from bot.posting import post_once
+from bot.receipt import (
+    CANT_POST,
+    NOT_IN_CHANNEL,
+    PLACEHOLDER,
+    echo_key,
+    echo_text,
+    placeholder_key,
+)
 from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answer
+from bot.slack_retry import SLACK_FAILURES, error_code, is_transient, retry_after
 from bot.status import StatusBoard
 
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 4000
-PLACEHOLDER = "Looking into it…"
+GIVE_UP_S = 900.0  # after this long of transient Slack failures, the thread is told and the job ends
+MIN_RETRY_DELAY_S, MAX_RETRY_DELAY_S = 2.0, 60.0
 EMPTY_HINT = "Ask me something after the mention, e.g. *why did the Android 4.2 release slip?*"
 TOO_LONG = "That's too long for me — please ask in under 4,000 characters."
 FAILED = "Sorry, something went wrong while I was looking into this. Please ask again in a minute."
+UNDELIVERED = (
+    "Sorry, I had an answer, but Slack kept failing when I tried to post it, so I gave up. "
+    "Please ask again in a few minutes."
+)
 NO_IDENTITY = (
     "I couldn't confirm who you are in Slack just now, so I didn't search. Please ask again in a minute."
 )
 WITHDRAWN = "_The question was deleted, so I removed my answer._"
-NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Sleuth`, or ask me in a DM."
 
 
 class Asks(Protocol):
@@ -69,9 +86,11 @@ class Answerer:
         askers: AskerDirectory,
         audience: ChannelAudience | None = None,
         status: StatusBoard | None = None,
+        *,
+        give_up_s: float = GIVE_UP_S,
     ) -> None:
         self._client, self._jobs, self._investigator, self._askers = client, jobs, investigator, askers
-        self._audience = audience
+        self._audience, self._give_up_s = audience, give_up_s
         self._status = status or StatusBoard(client)
 
     def run(self, job: Job, worker: str) -> None:
@@ -86,9 +105,12 @@ class Answerer:
             started = time.monotonic()
             try:
                 self._run(job, worker)
-            except Exception:
-                log.exception("job failed")
-                self._apologise(job, worker, FAILED)
+            except Exception as exc:
+                if is_transient(exc):
+                    self._retry_later(job, worker, exc)
+                else:
+                    log.exception("job failed")
+                    self._apologise(job, worker, FAILED)
             log.info(
                 "job finished",
                 extra={"ms": round((time.monotonic() - started) * 1000), "attempt": job.attempts},
@@ -104,45 +126,54 @@ class Answerer:
             return  # told the user why not (e.g. not in the channel)
         try:
             result = job.result or self._investigate(job, worker)
-        except UnknownAsker:
+        except UnknownAsker as exc:
+            if exc.__cause__ is not None and is_transient(exc.__cause__):
+                raise exc.__cause__ from None  # Slack is down, not the asker unknown: try again later
             self._apologise(job, worker, NO_IDENTITY)
             return
         note = UPDATE_NOTE if job.kind == EDIT else None
-        if job.kind == COMMAND:
-            note = f"<@{job.user}> asked: {escape(clip(job.text, 500))}"
         messages = render_answer(result["answer"], trace_id=job.trace_id, note=note)
         if self._audience is not None and self._audience.needs_private(
             job.team, job.channel, result["answer"]
         ):
-            for message in messages:
+            sent = int(result.get("private_sent") or 0)  # ephemeral messages can't be looked up: count them
+            for n, message in enumerate(messages[sent:], start=sent + 1):
                 self._client.chat_postEphemeral(
                     channel=job.channel, user=job.user, thread_ts=job.thread_ts, **message
                 )
+                result = {**result, "private_sent": n}
+                self._jobs.save_result(job.id, worker, result)
             messages = [notice(PRIVATE_NOTE)]
         self._publish(job, worker, messages)
 
     def ensure_placeholder(self, job: Job, worker: str) -> Job:
-        """Posts "Looking into it…" once and saves its ts; a resumed job keeps the one it has."""
+        """The placeholder the intake posted (switched from "queued" to working), or, if the intake could not
+        post one, one posted now (and, for `/sleuth ask`, the echo it goes under)."""
         if job.placeholder_ts:
+            if job.ack_queued and job.result is None:
+                self._client.chat_update(channel=job.channel, ts=job.placeholder_ts, text=PLACEHOLDER)
             return job
-        text = (
-            f"<@{job.user}> asked: {escape(clip(job.text, 500))}\n{PLACEHOLDER}"
-            if job.kind == COMMAND
-            else PLACEHOLDER
-        )
+        thread_ts = job.thread_ts
         try:
-            posted = self._client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts, text=text)
+            if job.kind == COMMAND and not thread_ts:
+                thread_ts = post_once(
+                    self._client, job.channel, None, echo_key(job), {"text": echo_text(job)}, look_first=True
+                )
+            ts = post_once(
+                self._client,
+                job.channel,
+                thread_ts,
+                placeholder_key(job),
+                {"text": PLACEHOLDER},
+                look_first=True,
+            )
         except SlackApiError as exc:
-            if job.kind != COMMAND or exc.response.get("error") not in (
-                "not_in_channel",
-                "channel_not_found",
-            ):
+            if job.kind != COMMAND or exc.response.get("error") not in CANT_POST:
                 raise
             self._respond(job, NOT_IN_CHANNEL)
             self._jobs.complete(job.id, worker)
             return job
-        ts = posted["ts"]
-        self._jobs.set_placeholder(job.id, worker, ts, job.thread_ts or ts)
+        self._jobs.set_placeholder(job.id, worker, ts, thread_ts or ts)
         return self._jobs.get(job.id) or job
 
     def _investigate(self, job: Job, worker: str) -> dict[str, Any]:
@@ -180,15 +211,22 @@ class Answerer:
         if current.status == CANCELLED:
             withdraw(self._client, current)
             return
+        if current.claimed_by != worker:  # the lease ran out (a stalled heartbeat): its new worker delivers
+            log.warning("job taken over, not posting", extra={"now_with": current.claimed_by})
+            return
         first, *rest = messages
+        look = current.redelivered
         if current.placeholder_ts:
             self._client.chat_update(channel=job.channel, ts=current.placeholder_ts, **first)
         else:
-            posted = self._client.chat_postMessage(channel=job.channel, thread_ts=job.thread_ts, **first)
-            self._jobs.set_placeholder(job.id, worker, posted["ts"], job.thread_ts or posted["ts"])
+            ts = post_once(
+                self._client, job.channel, current.thread_ts, _part(job, 0), first, look_first=look
+            )
+            self._jobs.set_placeholder(job.id, worker, ts, current.thread_ts or ts)
+            current = self._jobs.get(job.id) or current
         thread_ts = current.thread_ts or current.placeholder_ts
-        for message in rest:
-            self._client.chat_postMessage(channel=job.channel, thread_ts=thread_ts, **message)
+        for n, message in enumerate(rest, start=1):
+            post_once(self._client, job.channel, thread_ts, _part(job, n), message, look_first=look)
         if not self._jobs.complete(job.id, worker):
             latest = self._jobs.get(job.id)
             if latest is not None and latest.status == CANCELLED:
@@ -197,10 +235,49 @@ class Answerer:
     def _apologise(self, job: Job, worker: str, text: str) -> None:
         try:
             self._publish(job, worker, [notice(text)])
-        except SlackApiError:
-            log.exception("apology not posted")
+        except SLACK_FAILURES as exc:
+            if is_transient(exc):
+                self._retry_later(job, worker, exc)
+                return
+            log.error("apology not posted", extra={"error": error_code(exc)})
             self._respond(job, text)
             self._jobs.complete(job.id, worker)
+
+    def _retry_later(self, job: Job, worker: str, exc: BaseException) -> None:
+        """Slack failed transiently: the job goes back to the table (result kept), or, past `give_up_s`,
+        the thread is told and the job ends."""
+        current = self._jobs.get(job.id) or job
+        now = self._jobs.now()
+        since = current.failing_since if current.failing_since is not None else now
+        if now - since >= self._give_up_s:
+            self._give_up(current, worker)
+            return
+        delay = retry_after(exc) or min(MAX_RETRY_DELAY_S, max(MIN_RETRY_DELAY_S, now - since))
+        log.warning(
+            "slack failed, job kept for another try",
+            extra={"error": error_code(exc), "retry_in_s": round(delay, 1), "failing_s": round(now - since)},
+        )
+        self._jobs.defer(job.id, worker, delay)
+
+    def _give_up(self, job: Job, worker: str) -> None:
+        log.error(
+            "gave up delivering the answer",
+            extra={"failing_s": round(self._jobs.now() - (job.failing_since or 0))},
+        )
+        thread_ts = job.thread_ts or job.placeholder_ts
+        try:
+            post_once(
+                self._client,
+                job.channel,
+                thread_ts,
+                f"{job.trace_id}:gave-up",
+                notice(UNDELIVERED),
+                look_first=True,
+            )
+        except SLACK_FAILURES as exc:
+            log.error("could not say so in the thread either", extra={"error": error_code(exc)})
+            self._respond(job, UNDELIVERED)
+        self._jobs.fail(job.id, worker)
 
     def _respond(self, job: Job, text: str) -> None:
         if job.response_url:
@@ -213,6 +290,10 @@ class Answerer:
             )
         except SlackApiError as exc:
             log.warning("private note not posted", extra={"error": exc.response.get("error")})
+
+
+def _part(job: Job, n: int) -> str:
+    return f"{job.trace_id}:part{n}"
 
 
 def withdraw(client: WebClient, job: Job) -> None:

@@ -8,18 +8,20 @@ before that answers 500 and Slack retries it; one that succeeded is deduplicated
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.deps import BotDeps
+from bot.intake import ignore_reason
 from bot.listeners import register
 from bot.logcontext import log_context
 from bot.settings import Settings
+from bot.slack_retry import retry_handlers
 from bot.vault import ConfigError
 
 log = logging.getLogger(__name__)
@@ -30,9 +32,12 @@ ERROR_REPLY = "Sorry, something went wrong on my side. Please try again in a min
 def make_client(settings: Settings) -> WebClient:
     if settings.slack_bot_token is None:
         raise ConfigError("set SLEUTH_SLACK_BOT_TOKEN to the bot token (xoxb-...) from the app's OAuth page")
-    client = WebClient(token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url)
-    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
-    return client
+    return WebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=settings.slack_timeout_s,  # type: ignore[arg-type]
+        retry_handlers=retry_handlers(),
+    )
 
 
 def _log_context(body: dict[str, Any], next_: Callable[[], BoltResponse]) -> BoltResponse:
@@ -48,6 +53,19 @@ def _log_retries(request: BoltRequest, next_: Callable[[], BoltResponse]) -> Bol
     retry = (request.headers.get("x-slack-retry-num") or [None])[0]
     if retry:
         log.info("slack retry delivery", extra={"retry_num": retry})
+    return next_()
+
+
+def _drop_unwanted(
+    body: dict[str, Any], context: BoltContext, next_: Callable[[], BoltResponse]
+) -> BoltResponse:
+    """Acks and drops, with one log line, what must not be answered (`bot.intake.ignore_reason`): the door
+    (`bot.request_guard`, or the Socket Mode handler) already dropped what it could without knowing our team."""
+    team = context.authorize_result.team_id if context.authorize_result else None
+    reason = ignore_reason(body, team=team, now=time.time())
+    if reason:
+        log.info("delivery ignored", extra={"reason": reason})
+        return BoltResponse(status=200, body="")
     return next_()
 
 
@@ -87,6 +105,7 @@ def build_app(settings: Settings, deps: BotDeps, *, client: WebClient | None = N
         request_verification_enabled=not socket_mode,
     )
     app.use(_log_context)
+    app.use(_drop_unwanted)
     app.use(_log_retries)
     app.error(handle_error)
     register(app, deps)

@@ -78,6 +78,16 @@ class AskerDirectory:
         log.info("asker resolved", extra={"principals": len(principals), "linked_problems": len(told)})
         return Asker(user, email, frozenset(principals), told)
 
+    def is_bot(self, user: str) -> bool:
+        """Whether Slack says `user` is a bot user (even one whose events carry no `bot_id`); cached like every
+        `users.info`; False when Slack can't say now (the question is not dropped for that)."""
+        if not user.startswith(("U", "W")):
+            return False
+        try:
+            return bool(self._user(user).get("is_bot"))
+        except UnknownAsker:
+            return False
+
     def _fetch_user(self, user: str) -> dict[str, Any]:
         try:
             return dict(self._client.users_info(user=user)["user"])

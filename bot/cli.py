@@ -544,7 +544,11 @@ def bench(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the records to stdout as JSON")] = False,
     slack: Annotated[
-        int | None, typer.Option("--slack", help="Instead: ack latency under N concurrent Slack questions")
+        int | None,
+        typer.Option(
+            "--slack",
+            help="Instead: ack, first visible sign and answer latency for N concurrent Slack questions",
+        ),
     ] = None,
     verbose: Verbose = False,
 ) -> None:
@@ -556,7 +560,7 @@ def bench(
 
         numbers = bench_slack_ack(slack)
         table = Table(
-            "metric", "value", title=f"Slack ack under {slack} concurrent questions (local emulator)"
+            "metric", "value", title=f"Slack latency under {slack} concurrent questions (local emulator)"
         )
         for key, value in numbers.items():
             table.add_row(key, f"{value:.1f}" if isinstance(value, float) else str(value))

@@ -17,6 +17,7 @@ from rich.panel import Panel
 
 from bot.audience import PRIVATE_NOTE
 from bot.local_slack import GENERAL, add_people, local_bot
+from bot.receipt import is_placeholder
 from bot.runtime import Runtime
 from bot.testing.slack_emulator import SlackEmulator
 from bot.testing.slack_render import format_message
@@ -75,9 +76,7 @@ def _private_answer(slack: SlackEmulator, user: str) -> dict | None:
 
 def _answered(slack: SlackEmulator, thread_ts: str, count: int) -> bool:
     replies = slack.bot_messages(GENERAL, thread_ts)
-    return len(replies) >= count and all(
-        m.get("blocks") and "Looking into it" not in m["text"] for m in replies
-    )
+    return len(replies) >= count and all(m.get("blocks") and not is_placeholder(m["text"]) for m in replies)
 
 
 def run_slack_demo(rt: Runtime, console: Console) -> None:

@@ -8,6 +8,7 @@ from bot.audience import ChannelAudience
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker
 from bot.jobs import JobQueue
+from bot.receipt import Receipts
 from bot.runtime import Runtime
 from bot.settings import Settings
 
@@ -16,6 +17,7 @@ from bot.settings import Settings
 class BotDeps:
     settings: Settings
     jobs: JobQueue
+    receipts: Receipts  # queues a question and acknowledges it visibly before the listener returns
     feedback: FeedbackLog
     runtime: Runtime  # `/sleuth sources` and `gaps` read the catalog, sync status and gap log through it
     linker: AccountLinker | None = None  # None: no OAuth sources to link

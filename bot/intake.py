@@ -15,6 +15,34 @@ from typing import Any
 from bot.jobs import EDIT, QUESTION, NewJob
 
 _USER_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+MAX_EVENT_AGE_S = 3600.0  # Slack's last retry comes within the hour; anything older is a replay
+
+
+def request_team(body: dict[str, Any]) -> str | None:
+    """The workspace a delivery is for: `team_id` (events, commands) or `team.id` (interactivity)."""
+    team = body.get("team_id")
+    if isinstance(team, str):
+        return team
+    ref = body.get("team")
+    return ref.get("id") if isinstance(ref, dict) and isinstance(ref.get("id"), str) else None
+
+
+def ignore_reason(body: dict[str, Any], *, team: str | None, now: float) -> str | None:
+    """Why a well-formed delivery is dropped unanswered, or None: another workspace's (Sleuth is installed in
+    one), an event older than Slack's retries, a `user` that is not a user id."""
+    sent_for = request_team(body)
+    if team and sent_for and sent_for != team:
+        return "another workspace"
+    event = body.get("event")
+    if not isinstance(event, dict):
+        return None
+    event_time = body.get("event_time")
+    if isinstance(event_time, int) and now - event_time > MAX_EVENT_AGE_S:
+        return "stale event"
+    for holder in (event, event.get("message"), event.get("previous_message")):
+        if isinstance(holder, dict) and "user" in holder and not isinstance(holder["user"], str):
+            return "user of the wrong type"
+    return None
 
 
 def strip_mention(text: str, bot_user_id: str) -> str:

@@ -5,12 +5,18 @@ unique constraints make every duplicate delivery a no-op: (team, event_id) catch
 `X-Slack-Retry-Num`, Socket Mode `retry_attempt`), and (team, message_key) catches the same message seen twice
 (a channel mention arrives as `app_mention` *and* `message`).
 
-Workers `claim` a job with a lease (claimed_by, lease_until); a job whose lease ran out is claimable again, so
-a crashed worker's job is picked up once the lease expires. The worker posts a placeholder first and stores its
-ts (`set_placeholder`), saves the answer (`save_result`) before posting it, and `complete`s last: a worker that
-resumes a job updates that same placeholder and reuses a saved answer, so the thread sees one answer.
+The listener also acknowledges the question visibly before it returns (`bot.receipt`): a placeholder in the
+thread, saved with `record_ack`. A job becomes claimable once acknowledged (or `ACK_GRACE_S` after it was
+queued, should the acknowledgement never finish), so a worker never races the intake to post a placeholder.
 
-Table `slack_jobs`; status: pending -> claimed -> done, or cancelled (the question was deleted).
+Workers `claim` a job with a short lease (claimed_by, lease_until) that a heartbeat renews while the job runs; a
+job whose lease ran out is claimable again, so a crashed worker's job is picked up within seconds. The worker
+saves the answer (`save_result`) before posting it, and `complete`s last: a worker that resumes a job updates
+the same placeholder and reuses the saved answer, so the thread sees one answer. A transient Slack failure
+`defer`s the job: pending again, not before a backoff, result kept; `failing_since` bounds how long.
+
+Table `slack_jobs`; status: pending -> claimed -> done, or cancelled (the question was deleted), or failed
+(Slack kept refusing the answer past the give-up time; the thread was told).
 """
 
 from __future__ import annotations
@@ -36,9 +42,12 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     exists,
+    func,
     insert,
+    inspect,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import IntegrityError
@@ -48,9 +57,10 @@ from graph_flows.flow import thread_id
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
-PENDING, CLAIMED, DONE, CANCELLED = "pending", "claimed", "done", "cancelled"
+PENDING, CLAIMED, DONE, CANCELLED, FAILED = "pending", "claimed", "done", "cancelled", "failed"
 QUESTION, EDIT, COMMAND = "question", "edit", "command"
-DEFAULT_LEASE_S = 120.0
+DEFAULT_LEASE_S = 15.0  # renewed every third of it while the job runs (bot.worker.Heartbeat)
+ACK_GRACE_S = 10.0  # an unacknowledged job (intake died mid-ack) is claimable after this
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is answered with an apology instead
 
 jobs_metadata = MetaData()
@@ -75,6 +85,9 @@ slack_jobs = Table(
     Column("lease_until", Float),
     Column("attempts", Integer, nullable=False, default=0),
     Column("placeholder_ts", String(32)),
+    Column("acked_at", Float),  # the intake's visible acknowledgement finished (placeholder or not)
+    Column("ack_queued", Integer, nullable=False, default=0, server_default="0"),  # placeholder says "queued"
+    Column("failing_since", Float),  # first transient Slack failure of the current delivery streak
     Column("result", Text),  # JSON saved before posting: {"question", "answer", "trace"}
     Column("created_at", Float, nullable=False),
     Column("finished_at", Float),
@@ -84,6 +97,20 @@ slack_jobs = Table(
     Index("ix_slack_jobs_message", "team", "channel", "message_ts"),
     Index("ix_slack_jobs_status", "status", "lease_until"),
 )
+
+
+def _add_new_columns(engine: Engine) -> None:
+    """A table made by an older Sleuth gets the columns added since (all nullable or defaulted)."""
+    present = {column["name"] for column in inspect(engine).get_columns(slack_jobs.name)}
+    missing = [column for column in slack_jobs.columns if column.name not in present]
+    with engine.begin() as conn:
+        for column in missing:
+            kind = column.type.compile(dialect=engine.dialect)
+            default = (
+                f" NOT NULL DEFAULT {column.server_default.arg}" if column.server_default is not None else ""
+            )
+            conn.execute(text(f"ALTER TABLE {slack_jobs.name} ADD COLUMN {column.name} {kind}{default}"))
+            log.info("job table column added", extra={"column": column.name})
 
 
 @dataclass(frozen=True)
@@ -118,6 +145,14 @@ class Job:
     attempts: int
     placeholder_ts: str | None
     result: dict[str, Any] | None
+    acked_at: float | None = None
+    ack_queued: bool = False
+    failing_since: float | None = None
+
+    @property
+    def redelivered(self) -> bool:
+        """An earlier try may have posted something (it crashed, or Slack failed), so look before posting."""
+        return self.attempts > 1 or self.failing_since is not None
 
     @property
     def thread_id(self) -> str:
@@ -131,7 +166,8 @@ def _job(row: Any) -> Job:
         message_ts=m["message_ts"], thread_ts=m["thread_ts"], user=m["user"], text=m["text"],
         trace_id=m["trace_id"], response_url=m["response_url"], status=m["status"],
         claimed_by=m["claimed_by"], attempts=m["attempts"], placeholder_ts=m["placeholder_ts"],
-        result=json.loads(m["result"]) if m["result"] else None,
+        result=json.loads(m["result"]) if m["result"] else None, acked_at=m["acked_at"],
+        ack_queued=bool(m["ack_queued"]), failing_since=m["failing_since"],
     )  # fmt: skip
 
 
@@ -142,10 +178,17 @@ class JobQueue:
         self._engine, self._clock, self.lease_s = engine, clock, lease_s
         self._wake = threading.Condition()
         jobs_metadata.create_all(engine)
+        _add_new_columns(engine)
 
     def enqueue(self, new: NewJob) -> Job | None:
         """Inserts the job; None when this event or this message was already queued (a duplicate)."""
-        values = {**new.__dict__, "status": PENDING, "attempts": 0, "created_at": self._clock()}
+        values = {
+            **new.__dict__,
+            "status": PENDING,
+            "attempts": 0,
+            "ack_queued": 0,
+            "created_at": self._clock(),
+        }
         values["trace_id"] = f"tr{uuid.uuid4().hex[:16]}"
         try:
             with self._engine.begin() as conn:
@@ -171,13 +214,18 @@ class JobQueue:
         with self._wake:
             self._wake.notify_all()
 
-    def claim(self, worker: str) -> Job | None:
-        """Claims the oldest pending job, or one whose lease expired; atomic, so one worker wins each job."""
-        now = self._clock()
-        claimable = or_(
-            slack_jobs.c.status == PENDING,
+    def _claimable(self, now: float) -> Any:
+        due = slack_jobs.c.lease_until.is_(None) | (slack_jobs.c.lease_until < now)  # deferred: not before
+        acked = slack_jobs.c.acked_at.is_not(None) | (slack_jobs.c.created_at < now - ACK_GRACE_S)
+        return or_(
+            (slack_jobs.c.status == PENDING) & due & acked,
             (slack_jobs.c.status == CLAIMED) & (slack_jobs.c.lease_until < now),
         )
+
+    def claim(self, worker: str) -> Job | None:
+        """Claims the oldest due job, or one whose lease expired; atomic, so one worker wins each job."""
+        now = self._clock()
+        claimable = self._claimable(now)
         with self._engine.begin() as conn:
             ids = conn.execute(select(slack_jobs.c.id).where(claimable).order_by(slack_jobs.c.id).limit(8))
             candidates = [row[0] for row in ids]
@@ -207,7 +255,97 @@ class JobQueue:
             return bool(conn.execute(update(slack_jobs).where(mine).values(**values)).rowcount)
 
     def renew(self, job_id: int, worker: str) -> bool:
+        """Extends the lease; False when the job is no longer this worker's (lease lost, cancelled, done)."""
         return self._owned(job_id, worker, lease_until=self._clock() + self.lease_s)
+
+    def record_ack(
+        self, job_id: int, *, placeholder_ts: str | None, thread_ts: str | None, queued: bool = False
+    ) -> bool:
+        """The intake's acknowledgement is done; keeps its placeholder unless a worker already posted one.
+
+        False when a placeholder was already recorded (the caller then removes its own).
+        """
+        values: dict[str, Any] = {"acked_at": self._clock()}
+        if placeholder_ts is not None:
+            values.update(placeholder_ts=placeholder_ts, ack_queued=int(queued))
+        if thread_ts is not None:
+            values["thread_ts"] = thread_ts
+        with self._engine.begin() as conn:
+            won = conn.execute(
+                update(slack_jobs)
+                .where((slack_jobs.c.id == job_id) & slack_jobs.c.placeholder_ts.is_(None))
+                .values(**values)
+            ).rowcount
+            if not won:
+                conn.execute(
+                    update(slack_jobs).where(slack_jobs.c.id == job_id).values(acked_at=self._clock())
+                )
+        self.wake_all()
+        return bool(won)
+
+    def ahead_of(self, job_id: int) -> int:
+        """Questions that will be answered before this one: older pending jobs plus the running ones."""
+        older = (slack_jobs.c.status == PENDING) & (slack_jobs.c.id < job_id)
+        with self._engine.connect() as conn:
+            ahead = (
+                select(func.count()).select_from(slack_jobs).where(older | (slack_jobs.c.status == CLAIMED))
+            )
+            return int(conn.execute(ahead).scalar() or 0)
+
+    def defer(self, job_id: int, worker: str, delay_s: float) -> bool:
+        """Slack failed transiently: back to pending, due after `delay_s`, keeping the saved result.
+
+        A deferral is not a crash, so it does not count as an attempt.
+        """
+        now = self._clock()
+        done = self._owned(
+            job_id,
+            worker,
+            status=PENDING,
+            claimed_by=None,
+            lease_until=now + delay_s,
+            attempts=slack_jobs.c.attempts - 1,
+            failing_since=func.coalesce(slack_jobs.c.failing_since, now),
+        )
+        self.wake_all()
+        return done
+
+    def fail(self, job_id: int, worker: str) -> bool:
+        """Gave up delivering (the thread was told); the job leaves the queue."""
+        done = self._owned(job_id, worker, status=FAILED, finished_at=self._clock(), lease_until=None)
+        self.wake_all()
+        return done
+
+    def release_orphans(self, is_dead: Callable[[str], bool]) -> int:
+        """Claimed jobs whose worker `is_dead` (a process on this host that is gone) are claimable now."""
+        with self._engine.begin() as conn:
+            rows = conn.execute(
+                select(slack_jobs.c.id, slack_jobs.c.claimed_by).where(slack_jobs.c.status == CLAIMED)
+            ).all()
+            orphans = [job_id for job_id, worker in rows if worker and is_dead(worker)]
+            if orphans:
+                conn.execute(
+                    update(slack_jobs)
+                    .where(slack_jobs.c.id.in_(orphans) & (slack_jobs.c.status == CLAIMED))
+                    .values(lease_until=0.0)
+                )
+        if orphans:
+            log.info("jobs of dead workers released", extra={"jobs": len(orphans)})
+            self.wake_all()
+        return len(orphans)
+
+    def drop(self, job_id: int) -> None:
+        """A job the intake already answered (e.g. "invite me first"): never claimed."""
+        with self._engine.begin() as conn:
+            conn.execute(
+                update(slack_jobs)
+                .where((slack_jobs.c.id == job_id) & (slack_jobs.c.status == PENDING))
+                .values(status=CANCELLED, finished_at=self._clock())
+            )
+        self.wake_all()
+
+    def now(self) -> float:
+        return self._clock()
 
     def set_placeholder(self, job_id: int, worker: str, ts: str, thread_ts: str) -> bool:
         return self._owned(job_id, worker, placeholder_ts=ts, thread_ts=thread_ts)
@@ -217,7 +355,9 @@ class JobQueue:
 
     def complete(self, job_id: int, worker: str) -> bool:
         """Marks the job done; False when it is no longer this worker's (lease lost, or cancelled meanwhile)."""
-        done = self._owned(job_id, worker, status=DONE, finished_at=self._clock(), lease_until=None)
+        done = self._owned(
+            job_id, worker, status=DONE, finished_at=self._clock(), lease_until=None, failing_since=None
+        )
         self.wake_all()
         return done
 

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from pydantic import SecretStr
-from slack_sdk import WebClient
 
+from bot.app import make_client
 from bot.jobs import DEFAULT_LEASE_S, Clock
 from bot.runtime import Runtime
 from bot.server import EVENTS_PATH, SlackBot
+from bot.socket_mode import socket_mode_handler
 from bot.testing.http_server import serve_asgi
 from bot.testing.slack_emulator import SlackEmulator
 
 LOCAL_SIGNING_SECRET = "51e07b0a7c0d4f6e9a8b3c2d1e0f4a5b"  # the format of a real one (32 hex)
+SOCKET_PING_S = 1.0  # a dropped connection is noticed within about this long
 GENERAL = "C0GENERAL"
 
 
@@ -46,21 +48,30 @@ def local_bot(
     workers: int = 2,
     clock: Clock | None = None,
     lease_s: float = DEFAULT_LEASE_S,
+    socket_mode: bool = False,
 ) -> Iterator[SlackBot]:
-    """The real app served on 127.0.0.1 and connected to `slack`; `workers=0` leaves the pool stopped."""
+    """The real app served on 127.0.0.1 and connected to `slack`, over signed HTTP or (`socket_mode`) over the
+    emulator's Socket Mode WebSocket; `workers=0` leaves the pool stopped."""
     settings = rt.settings.model_copy(
         update={
             "slack_api_url": slack.api_url,
             "slack_bot_token": SecretStr(slack.bot_token),
-            "slack_signing_secret": SecretStr(LOCAL_SIGNING_SECRET),
-            "slack_app_token": None,
+            "slack_signing_secret": None if socket_mode else SecretStr(LOCAL_SIGNING_SECRET),
+            "slack_app_token": SecretStr(slack.app_token) if socket_mode else None,
         }
     )
-    client = WebClient(token=slack.bot_token, base_url=slack.api_url)
+    client = make_client(settings)
     extra = {"clock": clock} if clock is not None else {}
     bot = SlackBot(rt, client=client, settings=settings, workers=max(workers, 1), lease_s=lease_s, **extra)
-    with serve_asgi(bot.asgi) as url:
-        slack.connect_app(f"{url}{EVENTS_PATH}", LOCAL_SIGNING_SECRET)
+    with serve_asgi(bot.asgi) as url, ExitStack() as stack:
+        if socket_mode:
+            server = slack.connect_socket_mode()
+            handler = socket_mode_handler(bot.app, slack.app_token, ping_interval_s=SOCKET_PING_S)
+            handler.connect()
+            stack.callback(handler.close)
+            server.wait_connected()
+        else:
+            slack.connect_app(f"{url}{EVENTS_PATH}", LOCAL_SIGNING_SECRET)
         if workers:
             bot.pool.start()
         try:

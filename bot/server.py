@@ -31,8 +31,11 @@ from bot.audience import ChannelAudience
 from bot.deps import BotDeps
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker, PrincipalResolver
+from bot.intake import ignore_reason
 from bot.jobs import DEFAULT_LEASE_S, Clock, JobQueue
 from bot.oauth_routes import oauth_routes
+from bot.receipt import Receipts, intake_client
+from bot.request_guard import Rejected, parse_body, verify_signature
 from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
@@ -46,11 +49,28 @@ EVENTS_PATH = "/slack/events"
 DEFAULT_WORKERS = 4
 
 
-def build_asgi(app: App, *, linker: AccountLinker | None = None) -> Starlette:
-    """POST /slack/events (events, interactivity, commands), GET /healthz, and /oauth/callback when linking."""
+def build_asgi(app: App, *, signing_secret: str | None, linker: AccountLinker | None = None) -> Starlette:
+    """POST /slack/events (events, interactivity, commands), GET /healthz, and /oauth/callback when linking.
+
+    Each request passes `bot.request_guard` first (signature, then shape): what fails never reaches Bolt.
+    Without a signing secret (Socket Mode) the route refuses everything.
+    """
 
     async def slack_events(request: Request) -> Response:
-        bolt_request = to_bolt_request(request, await request.body())
+        body = await request.body()
+        try:
+            if signing_secret is None:
+                raise Rejected(401, "HTTP events are off (Socket Mode)")
+            verify_signature(signing_secret, request.headers, body)
+            payload = parse_body(request.headers.get("content-type", ""), body)
+        except Rejected as exc:
+            log.warning("slack request rejected", extra={"status": exc.status, "reason": exc.reason})
+            return Response(status_code=exc.status)
+        reason = ignore_reason(payload, team=None, now=time.time())  # Bolt can't even parse some of these
+        if reason:
+            log.info("delivery ignored", extra={"reason": reason})
+            return Response(status_code=200)
+        bolt_request = to_bolt_request(request, body)
         bolt_response = await run_in_threadpool(app.dispatch, bolt_request)
         return to_starlette_response(bolt_response)
 
@@ -87,13 +107,20 @@ class SlackBot:
         self.client = client or make_client(settings)
         self.jobs = JobQueue(rt.engine, clock=clock, lease_s=lease_s)
         self.feedback = FeedbackLog(rt.engine)
-        self.deps = BotDeps(
-            settings=settings, jobs=self.jobs, feedback=self.feedback, runtime=rt, linker=linker
-        )
-        self.app = build_app(settings, self.deps, client=self.client)
         if resolver is None and linker is not None:
             resolver = PrincipalResolver(linker, _principals_for(rt))
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
+        is_bot = (lambda user: False) if settings.answer_bots else askers.is_bot
+        self.receipts = Receipts(intake_client(self.client), self.jobs, workers=workers, is_bot=is_bot)
+        self.deps = BotDeps(
+            settings=settings,
+            jobs=self.jobs,
+            receipts=self.receipts,
+            feedback=self.feedback,
+            runtime=rt,
+            linker=linker,
+        )
+        self.app = build_app(settings, self.deps, client=self.client)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
         self.deps.audience = self.audience
         self.status = StatusBoard(self.client, interval_s=settings.slack_status_interval_s)
@@ -101,7 +128,10 @@ class SlackBot:
             self.client, self.jobs, rt.investigator, askers, self.audience, status=self.status
         )
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
-        self.asgi = build_asgi(self.app, linker=linker)
+        secret = settings.slack_signing_secret
+        self.asgi = build_asgi(
+            self.app, signing_secret=secret.get_secret_value() if secret else None, linker=linker
+        )
 
 
 def _is_public(rt: Runtime) -> Any:
@@ -129,9 +159,9 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
             return
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
+        from bot.socket_mode import socket_mode_handler
 
-        handler = SocketModeHandler(bot.app, settings.slack_app_token.get_secret_value())
+        handler = socket_mode_handler(bot.app, settings.slack_app_token.get_secret_value())
         handler.connect()
         log.info("connected to slack in socket mode", extra={"host": settings.host, "port": settings.port})
         try:  # HTTP still serves /healthz and the OAuth callback

@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     slack_status_interval_s: float = (
         STATUS_INTERVAL_S  # at most one thread-status update per channel this often
     )
+    slack_timeout_s: float = 15.0  # one Web API call; a lost response is retried (posts: looked up first)
     answer_bots: bool = False  # answer other bots' messages
     admin_users: list[str] = Field(default_factory=list)  # Slack user ids with admin rights in Sleuth
     public_url: str = "http://127.0.0.1:3000"  # where Slack and OAuth providers reach `sleuth serve`

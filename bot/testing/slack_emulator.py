@@ -35,12 +35,14 @@ from bot.testing.slack_http import Reply, make_handler
 from bot.testing.slack_interactivity import InteractivityMixin
 from bot.testing.slack_limits import ApiError
 from bot.testing.slack_scopes import METHOD_SCOPES, check_scopes
+from bot.testing.slack_socket_mode import SocketModeServer
 from bot.testing.slack_web_api import SlackWebApi, normalize_params
 from bot.testing.slack_workspace import Channel, SlackWorkspace, User
 
 T = TypeVar("T")
 SHUTDOWN_POLL_S = 0.05  # serve_forever checks for shutdown this often; stop() waits up to this long
 DEFAULT_BOT_TOKEN = "xoxb-000000000001-000000000001-sleuthemulatortoken"
+DEFAULT_APP_TOKEN = "xapp-1-ASLEUTH01-000000000001-sleuthemulatorapptoken"
 
 
 class ApiCall(NamedTuple):
@@ -62,9 +64,17 @@ class Delivery:
 
 @dataclass
 class _Fault:
-    error: str
+    error: str | None  # None: the call succeeds, only its response is late (`delay_s`)
     status: int
     retry_after: int | None
+    delay_s: float = 0.0
+
+
+class _ApiServer(ThreadingHTTPServer):
+    """slack.com takes a burst of connections at once; the stdlib's listen backlog of 5 would time them out."""
+
+    daemon_threads = True
+    request_queue_size = 256
 
 
 class SlackEmulator(InteractivityMixin):
@@ -101,11 +111,13 @@ class SlackEmulator(InteractivityMixin):
         self._response_urls: dict[str, dict[str, Any]] = {}
         self._event_ids = itertools.count(1)
         self._delivery_timeout_s = delivery_timeout_s
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _ApiServer | None = None
         self._thread: threading.Thread | None = None
         self._http: httpx.Client | None = None
         self._urls: dict[str, str] = {}
         self._signing_secret = ""
+        self.socket_mode: SocketModeServer | None = None
+        self.app_token = DEFAULT_APP_TOKEN
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -113,8 +125,7 @@ class SlackEmulator(InteractivityMixin):
         """Bind 127.0.0.1 on a free port and serve; the socket listens before this returns."""
         if self._server is not None:
             return self
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self))
-        self._server.daemon_threads = True
+        self._server = _ApiServer(("127.0.0.1", 0), make_handler(self))
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": SHUTDOWN_POLL_S},
@@ -126,6 +137,9 @@ class SlackEmulator(InteractivityMixin):
         return self
 
     def stop(self) -> None:
+        if self.socket_mode is not None:
+            self.socket_mode.stop()
+            self.socket_mode = None
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -199,13 +213,50 @@ class SlackEmulator(InteractivityMixin):
         }
         self._signing_secret = signing_secret
 
+    def connect_socket_mode(self, *, ack_timeout_s: float | None = None) -> SocketModeServer:
+        """Deliver over Socket Mode instead of HTTP: the app connects with `app_token` via
+        `apps.connections.open`; events, interactivity and commands then go out as envelopes."""
+        if self.socket_mode is None:
+            options = {"ack_timeout_s": ack_timeout_s} if ack_timeout_s is not None else {}
+            self.socket_mode = SocketModeServer(
+                app_id=self.workspace.app_id, on_change=self._notify, **options
+            ).start()
+        return self.socket_mode
+
+    def _notify(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
     def fail_next(
-        self, method: str, error: str = "ratelimited", status: int = 429, retry_after: int = 1
+        self,
+        method: str,
+        error: str = "ratelimited",
+        status: int = 429,
+        retry_after: int = 1,
+        *,
+        times: int = 1,
     ) -> None:
-        """Make the next call to `method` fail (429 carries `Retry-After`), to test retry handling."""
+        """Make the next `times` calls to `method` fail (429 carries `Retry-After`), to test retry handling.
+
+        `fatal_error` and `internal_error` come as HTTP 200 with ok=false, as Slack sends them; 5xx as given.
+        """
         with self._changed:
             fault = _Fault(error, status, retry_after if status == 429 else None)
-            self._faults.setdefault(method, []).append(fault)
+            self._faults.setdefault(method, []).extend([fault] * times)
+
+    def slow_next(self, method: str, delay_s: float, *, applied: bool = True, times: int = 1) -> None:
+        """The next `times` calls to `method` answer `delay_s` late, so the client times out not knowing
+        whether they worked. `applied`: they did (what makes a blind retry post twice); otherwise they hang
+        and then fail with 503 (Slack never took them)."""
+        fault = (
+            _Fault(None, 200, None, delay_s) if applied else _Fault("service_unavailable", 503, None, delay_s)
+        )
+        with self._changed:
+            self._faults.setdefault(method, []).extend([fault] * times)
+
+    def clear_faults(self) -> None:
+        with self._changed:
+            self._faults.clear()
 
     # -- observing ---------------------------------------------------------------------------------------
 
@@ -302,6 +353,8 @@ class SlackEmulator(InteractivityMixin):
         sign: bool = True,
         timestamp: int | float | None = None,
     ) -> httpx.Response:
+        if self.socket_mode is not None:
+            return self.post_envelope(kind, payload)
         if self._http is None or not self._urls:
             raise RuntimeError("start the emulator and connect_app(...) before delivering")
         if sign:
@@ -312,12 +365,46 @@ class SlackEmulator(InteractivityMixin):
             self._changed.notify_all()
         return response
 
+    def post_raw(
+        self, body: bytes, headers: dict[str, Any], *, kind: str = "events", sign_as: int | None = None
+    ) -> httpx.Response:
+        """POST arbitrary bytes and headers to the app (hostile-request tests); `sign_as`: sign the body with
+        the app's secret and this timestamp (headers given win)."""
+        if self._http is None or not self._urls:
+            raise RuntimeError("start the emulator and connect_app(...) before delivering")
+        if sign_as is not None:
+            headers = {**payloads.sign(self._signing_secret, body, sign_as), **headers}
+        response = self._http.post(self._urls[kind], content=body, headers=headers)
+        with self._changed:
+            self.deliveries.append(Delivery(kind, {"raw": True}, response.status_code, response.text))
+            self._changed.notify_all()
+        return response
+
+    def envelope(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
+        """The `event_callback` envelope `deliver` would send for `event` (to send it altered)."""
+        event_id = event_id or f"Ev{next(self._event_ids):08X}"
+        return payloads.event_envelope(self.workspace, event, event_id=event_id, event_time=int(time.time()))
+
+    def post_envelope(self, kind: str, payload: dict[str, Any]) -> httpx.Response:
+        """One envelope over Socket Mode; the ack's payload comes back as an HTTP response would."""
+        if self.socket_mode is None:
+            raise RuntimeError("socket mode is not connected")
+        acked, body = self.socket_mode.deliver(kind, payload)
+        content = json.dumps(body).encode() if body else b""
+        response = httpx.Response(
+            200 if acked else 504, content=content, headers={"Content-Type": "application/json"}
+        )
+        with self._changed:
+            self.deliveries.append(Delivery(kind, payload, response.status_code, response.text))
+            self._changed.notify_all()
+        return response
+
     def _post_form(self, kind: str, payload: dict[str, Any], form: dict[str, str]) -> httpx.Response:
         body = urlencode(form).encode()
         return self._post(kind, payload, body, {"Content-Type": "application/x-www-form-urlencoded"})
 
     def _deliver_if_connected(self, events: list[dict[str, Any]]) -> None:
-        if self._urls:
+        if self._urls or self.socket_mode is not None:
             for event in events:
                 self.deliver(event)
 
@@ -424,11 +511,27 @@ class SlackEmulator(InteractivityMixin):
                 event["view"] = copy.deepcopy(view)
         return self.deliver(event)
 
+    def _connections_open(self, token: str) -> Reply:
+        """Socket Mode's WebSocket URL, for the app-level token only (as Slack: not_allowed_token_type)."""
+        if token == self.bot_token:
+            raise ApiError("not_allowed_token_type")
+        if token != self.app_token:
+            raise ApiError("invalid_auth")
+        if self.socket_mode is None:
+            raise ApiError("socket_mode_not_enabled")
+        return 200, {"ok": True, "url": self.socket_mode.new_url()}, {}
+
     # -- HTTP side ---------------------------------------------------------------------------------------
 
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
         """One Web API request: auth, scopes, injected faults, then the method; records the call and wakes
         waiters."""
+        reply, delay_s = self._api_reply(method, params, token)
+        if delay_s:
+            time.sleep(delay_s)  # outside the lock: the workspace keeps answering other calls
+        return reply
+
+    def _api_reply(self, method: str, params: dict[str, Any], token: str | None) -> tuple[Reply, float]:
         headers: dict[str, str] = {}
         with self._changed:
             with contextlib.suppress(ApiError):  # undecodable: recorded raw, and the call answers the error
@@ -438,6 +541,8 @@ class SlackEmulator(InteractivityMixin):
             try:
                 if not token:
                     raise ApiError("not_authed")
+                if method == "apps.connections.open":
+                    return self._connections_open(token), 0.0
                 if token != self.bot_token:
                     raise ApiError("invalid_auth")
                 headers["x-oauth-scopes"] = ",".join(sorted(self.scopes))
@@ -445,12 +550,14 @@ class SlackEmulator(InteractivityMixin):
                 check_scopes(method, self.scopes)
                 if faults:
                     fault = faults.pop(0)
+                    if fault.error is None:
+                        return (200, self.api.call(method, params), headers), fault.delay_s
                     if fault.retry_after is not None:
                         headers["Retry-After"] = str(fault.retry_after)
-                    return fault.status, {"ok": False, "error": fault.error}, headers
-                return 200, self.api.call(method, params), headers
+                    return (fault.status, {"ok": False, "error": fault.error}, headers), fault.delay_s
+                return (200, self.api.call(method, params), headers), 0.0
             except ApiError as exc:
-                return 200, {"ok": False, "error": exc.error, **exc.extra}, headers
+                return (200, {"ok": False, "error": exc.error, **exc.extra}, headers), 0.0
             finally:
                 self._changed.notify_all()
 

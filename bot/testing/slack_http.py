@@ -56,13 +56,16 @@ def make_handler(emulator: ApiBackend) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
             data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (a `slow_next` fault): that is the point
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: tests read `emulator.calls`, not the access log."""

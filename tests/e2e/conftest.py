@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.answering import PLACEHOLDER
 from bot.local_slack import GENERAL, add_people, local_bot
+from bot.receipt import is_placeholder
 from bot.runtime import Runtime
 from bot.server import SlackBot
 from bot.settings import Settings
@@ -67,9 +67,12 @@ class SlackEnv:
         )
 
     def answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
-        """Sleuth's finished messages in a thread (placeholders still "Looking into it…" excluded)."""
+        """Sleuth's finished replies in a thread (placeholders still "Looking into it…" or "Queued…", and the
+        thread's root when Sleuth posted it, i.e. a `/sleuth ask` echo, excluded)."""
         return [
-            m for m in self.slack.bot_messages(channel, thread_ts) if PLACEHOLDER not in m.get("text", "")
+            m
+            for m in self.slack.bot_messages(channel, thread_ts)
+            if not is_placeholder(m.get("text", "")) and m["ts"] != thread_ts
         ]
 
     def wait_answers(self, channel: str, thread_ts: str, count: int = 1) -> list[dict[str, Any]]:
@@ -88,7 +91,9 @@ def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
     stack = ExitStack()
     runtimes: list[Runtime] = []
 
-    def make(*, workers: int = 2, lease_s: float = 120.0, **settings: Any) -> SlackEnv:
+    def make(
+        *, workers: int = 2, lease_s: float = 120.0, socket_mode: bool = False, **settings: Any
+    ) -> SlackEnv:
         data = tmp_path / f"data{len(runtimes)}"
         shutil.copytree(synced_data, data)
         rt = Runtime(make_settings(data, **settings))
@@ -96,7 +101,9 @@ def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
         clock = FakeClock()
         slack = stack.enter_context(SlackEmulator())
         ids = add_people(slack, EXAMPLES / "people.json")
-        bot = stack.enter_context(local_bot(rt, slack, workers=workers, clock=clock, lease_s=lease_s))
+        bot = stack.enter_context(
+            local_bot(rt, slack, workers=workers, clock=clock, lease_s=lease_s, socket_mode=socket_mode)
+        )
         return SlackEnv(slack, bot, ids, clock)
 
     try:
@@ -107,6 +114,8 @@ def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
             rt.engine.dispose()
 
 
-@pytest.fixture
-def env(make_env: EnvFactory) -> SlackEnv:
-    return make_env()
+@pytest.fixture(params=["http", "socket_mode"])
+def env(make_env: EnvFactory, request: pytest.FixtureRequest) -> SlackEnv:
+    """The default environment, once over signed HTTP and once over Socket Mode: every test that takes it runs
+    on both transports (tests of one transport's details use `make_env`)."""
+    return make_env(socket_mode=request.param == "socket_mode")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from bot.answering import PLACEHOLDER
 from bot.jobs import DONE
 from bot.listeners.commands import replies
 from bot.local_slack import GENERAL
+from bot.receipt import PLACEHOLDER
 from bot.testing.slack_render import format_message
 from graph_flows.flow import thread_id
-from tests.e2e.conftest import WAIT_S, EnvFactory, SlackEnv
+from tests.e2e.conftest import EnvFactory, SlackEnv
 
 CROSS = "why did the 4.2 Android release slip?"
 FINANCE = "what is the unit price of a KM-40 rev C motor?"
@@ -98,23 +98,23 @@ def test_dm_question_is_answered_in_the_dm(env: SlackEnv) -> None:
     assert "*Sources*" in format_message(answer)
 
 
-def test_slash_command_ask_answers_in_a_channel_thread(env: SlackEnv) -> None:
+def _top_level(env: SlackEnv) -> list[dict]:
+    return [m for m in env.slack.bot_messages(GENERAL) if m.get("thread_ts", m["ts"]) == m["ts"]]
+
+
+def test_slash_command_ask_answers_in_a_thread_under_its_visible_echo(env: SlackEnv) -> None:
     alice = env.ids["alice@acme.io"]
 
     response = env.slack.slash_command(alice, GENERAL, "/sleuth", f"ask {CROSS}")
 
     assert response.status_code == 200
     assert env.slack.ephemeral_messages(alice, GENERAL)[-1]["text"] == replies.ASKING
-    root = env.slack.wait_for(
-        lambda: [
-            m
-            for m in env.slack.bot_messages(GENERAL)
-            if "asked:" in format_message(m) and PLACEHOLDER not in m["text"]
-        ],
-        timeout=WAIT_S,
-    )[0]
-    assert f"<@{alice}> asked: {CROSS}" in format_message(root) and "*Sources*" in format_message(root)
-    assert env.bot.jobs.wait_idle(WAIT_S) and env.bot.jobs.counts() == {DONE: 1}
+    [echo] = _top_level(env)  # posted before the ack
+    assert format_message(echo) == f"<@{alice}> asked: {CROSS}"
+    [answer] = env.wait_answers(GENERAL, echo["ts"])
+    assert "*Sources*" in format_message(answer) and answer["thread_ts"] == echo["ts"]
+    assert [m["ts"] for m in _top_level(env)] == [echo["ts"]]
+    assert env.bot.jobs.counts() == {DONE: 1}
 
 
 def test_slash_command_help_sources_and_gaps(make_env: EnvFactory) -> None:

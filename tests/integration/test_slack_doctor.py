@@ -39,7 +39,7 @@ def served(slack: SlackEmulator) -> Iterator[str]:
     """A Bolt app as `sleuth serve` serves it (our ASGI routes), talking to the emulator."""
     client = WebClient(token=slack.bot_token, base_url=slack.api_url)
     app = App(client=client, signing_secret=LOCAL_SIGNING_SECRET, process_before_response=True)
-    with serve_asgi(build_asgi(app)) as url:
+    with serve_asgi(build_asgi(app, signing_secret=LOCAL_SIGNING_SECRET)) as url:
         yield url
 
 

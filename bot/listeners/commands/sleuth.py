@@ -42,11 +42,11 @@ def _ask(deps: BotDeps, command: dict[str, Any], question: str) -> str:
     if len(question) > MAX_QUESTION_CHARS:
         return TOO_LONG
     key = f"cmd:{command['trigger_id']}"
-    deps.jobs.enqueue(
+    _, problem = deps.receipts.submit(
         NewJob(team=command["team_id"], event_id=key, message_key=key, channel=command["channel_id"],
                user=command["user_id"], text=question, kind=COMMAND, response_url=command.get("response_url"))
     )  # fmt: skip
-    return replies.ASKING
+    return problem or replies.ASKING
 
 
 def _sources(deps: BotDeps) -> str:

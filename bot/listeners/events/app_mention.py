@@ -15,7 +15,7 @@ def handle_app_mention(body: dict[str, Any], context: BoltContext, *, deps: BotD
     event = body["event"]
     if is_from_bot(event) and not deps.settings.answer_bots:
         return
-    deps.jobs.enqueue(question_job(body, event, bot_user_id=context.bot_user_id or ""))
+    deps.receipts.submit(question_job(body, event, bot_user_id=context.bot_user_id or ""))
 
 
 def register(app: App, deps: BotDeps) -> None:

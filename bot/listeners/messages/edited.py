@@ -27,14 +27,14 @@ def handle_message_changed(body: dict[str, Any], context: BoltContext, *, deps: 
     team, channel = team_of(body), event["channel"]
     asked = [job for job in deps.jobs.for_message(team, channel, message["ts"]) if job.thread_ts]
     if asked:
-        deps.jobs.enqueue(edit_job(body, channel, message, asked[0].thread_ts or "", bot_user_id))
+        deps.receipts.submit(edit_job(body, channel, message, asked[0].thread_ts or "", bot_user_id))
         return
     as_new = {**message, "channel": channel, "channel_type": event.get("channel_type")}
     in_thread = functools.partial(deps.jobs.in_thread, team, channel)
     if is_question(
         as_new, bot_user_id=bot_user_id, answer_bots=deps.settings.answer_bots, in_thread=in_thread
     ):
-        deps.jobs.enqueue(question_job(body, as_new, bot_user_id=bot_user_id))
+        deps.receipts.submit(question_job(body, as_new, bot_user_id=bot_user_id))
 
 
 def register(app: App, deps: BotDeps) -> None:

@@ -23,7 +23,7 @@ def handle_message(body: dict[str, Any], context: BoltContext, *, deps: BotDeps)
         answer_bots=deps.settings.answer_bots,
         in_thread=lambda thread_ts: deps.jobs.in_thread(team, channel, thread_ts),
     ):
-        deps.jobs.enqueue(question_job(body, event, bot_user_id=bot_user_id))
+        deps.receipts.submit(question_job(body, event, bot_user_id=bot_user_id))
 
 
 def register(app: App, deps: BotDeps) -> None:

@@ -138,7 +138,7 @@ def test_every_manifest_url_is_a_route_sleuth_serves() -> None:
     class _NoApp:  # build_asgi only closes over the app; routes are what we read
         def dispatch(self, request: object) -> None: ...
 
-    served = {route.path for route in build_asgi(_NoApp()).routes}  # type: ignore[arg-type, attr-defined]
+    served = {route.path for route in build_asgi(_NoApp(), signing_secret=None).routes}  # type: ignore[arg-type, attr-defined]
     assert request_paths(manifest)
     assert request_paths(manifest) <= served
 
