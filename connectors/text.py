@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 _TOKEN = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
 TICKET_KEY = re.compile(r"\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b")
@@ -171,7 +172,13 @@ _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 def tokens(text: str) -> list[str]:
     """Folded word tokens; a possessive "'s" is dropped so "Sinatra's album" names "Sinatra"."""
-    return [_POSSESSIVE.sub("", fold(t)) for t in _TOKEN.findall(text)]
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=100_000)
+def _tokens(text: str) -> tuple[str, ...]:
+    # Cached: the reasoner reads the same passages against every aspect and candidate chain, every round.
+    return tuple(_POSSESSIVE.sub("", fold(t)) for t in _TOKEN.findall(text))
 
 
 def normalise(name: str) -> str:

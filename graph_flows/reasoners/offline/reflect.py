@@ -70,7 +70,8 @@ def reflect(
             notes.append(f"{aspect['id']}: named item not found")
             continue
         readings = {e["id"]: read(e, weights, total, plan["answer_type"]) for e in evidence}
-        _read_densely(readings, by_id, plan.get("effective_question") or aspect["text"], lexicon)
+        if not aspect["entities"]:  # only a question with no name to anchor on uses it (the gate below)
+            _read_densely(readings, by_id, plan.get("effective_question") or aspect["text"], lexicon)
         for eid, reading in readings.items():
             bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
             lexical_part = min(1.0, reading.coverage + bonus)
