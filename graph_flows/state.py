@@ -12,7 +12,6 @@ from typing import Any, Literal, TypedDict
 
 Direction = Literal["text", "graph"]
 # The turn's plan as the state holds it (aspects, entities, answer_type, comparison, followup_of, direction).
-Plan = dict[str, Any]
 Established = dict[str, list[str]]  # aspect id -> the evidence ids that support it (a chain, in order)
 
 
@@ -49,6 +48,63 @@ class Gap(TypedDict):
     kind: Literal["relation", "explanation", "missing_source"]
     what: str
     clues: list[str]  # evidence ids
+
+
+class Plan(TypedDict, total=False):
+    """What plan decided for the turn (a reasoner's PlanProposal as JSON): the nodes read only these keys."""
+
+    aspects: list[Aspect]
+    entities: list[str]
+    answer_type: str  # person, date, number, money, place, explanation, yesno, choice, list, thing
+    comparison: bool
+    direction: Direction
+    queries: list[str]
+    followup_of: int | None
+    effective_question: str  # the question as a whole, a follow-up's edit applied
+    notes: list[str]
+    llm_run: str  # the LLM reasoner's ledger key for this question
+
+
+class Conflict(TypedDict):
+    about: str  # the words the two statements share: what they disagree on
+    sides: list[dict[str, Any]]  # evidence_id, title, updated_at, version, value, sentence, n, outdated?
+
+
+class AnswerLine(TypedDict):
+    text: str
+    cites: list[int]  # source numbers
+    aspect: str | None
+
+
+class Answer(TypedDict, total=False):
+    """The answer node's record: what the Slack and terminal renderers and the benchmark read."""
+
+    answered: bool
+    text: str  # the sentences with [n] markers (or the "not found" text with the closest passages)
+    sentences: list[AnswerLine]
+    related: list[dict[str, Any]]  # the closest passages when nothing answers
+    sources: list[
+        dict[str, Any]
+    ]  # n, evidence_id, doc_id, title, url, source, kind, updated_at, version, snippet
+    gaps: list[dict[str, Any]]  # a Gap with its clue numbers
+    conflicts: list[Conflict]
+    confidence: float
+    ranked_docs: list[str]
+    cited_docs: list[str]
+    stop_reason: str | None
+    path: str
+    rounds: int
+    reasoner: str
+
+
+class TraceEntry(TypedDict, total=False):
+    """One step of the trace: which node, and what it saw and decided (node-specific keys besides)."""
+
+    node: str  # plan, retrieve, reflect, answer
+    turn: int
+    round: int
+    notes: list[str]
+    ms: float
 
 
 class TurnRecord(TypedDict):
@@ -99,8 +155,8 @@ class ThreadState(TypedDict, total=False):
     rounds_without_new_entities: int
     stop_reason: str | None
     path: str  # "fast" or "loop"
-    answer: dict[str, Any]
-    trace: list[dict[str, Any]]
+    answer: Answer
+    trace: list[TraceEntry]
 
 
 class TurnOutput(TypedDict, total=False):
@@ -108,13 +164,13 @@ class TurnOutput(TypedDict, total=False):
     question: str
     asker: str
     turn: int
-    answer: dict[str, Any]
+    answer: Answer
     evidence: list[Evidence]
     gaps: list[Gap]
     stop_reason: str | None
     path: str
     round: int
-    trace: list[dict[str, Any]]
+    trace: list[TraceEntry]
 
 
 PER_TURN_RESET: dict[str, Any] = {

@@ -17,7 +17,7 @@ from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
-from graph_flows.state import Evidence, ThreadState
+from graph_flows.state import Answer, Evidence, ThreadState
 
 NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
 
@@ -77,7 +77,7 @@ def answer(
         first_of.setdefault(n, eid)
     sources = [_source(evidence[eid], n) for n, eid in sorted(first_of.items())]
     ranked = _ranked_docs(state, established_ids)
-    result: dict[str, Any] = {
+    result: Answer = {
         "answered": answered,
         "text": text,
         "sentences": lines,
