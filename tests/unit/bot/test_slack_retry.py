@@ -15,7 +15,7 @@ from bot.slack_retry import CappedRateLimitRetry, TransientErrorRetry, is_transi
 
 
 def _api_error(status: int, error: str, headers: dict[str, str] | None = None) -> SlackApiError:
-    response = SlackResponse(client=None, http_verb="POST", api_url="https://slack.com/api/chat.update",
+    response = SlackResponse(client=None, http_verb="POST", api_url="http://127.0.0.1:9/api/chat.update",
                              req_args={}, data={"ok": False, "error": error}, headers=headers or {},
                              status_code=status)  # fmt: skip
     return SlackApiError("failed", response)
@@ -46,7 +46,7 @@ def test_retry_after_is_read_from_a_429() -> None:
 
 
 def _request(method: str) -> HttpRequest:
-    return HttpRequest(method="POST", url=f"https://slack.com/api/{method}", headers={})
+    return HttpRequest(method="POST", url=f"http://127.0.0.1:9/api/{method}", headers={})
 
 
 @pytest.mark.parametrize(
