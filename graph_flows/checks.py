@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.text import normalise, tokens
-from graph_flows.reading import sentences, stem, term_set, value_kind, values
+from graph_flows.reading import says_it_replaces, sentences, stem, term_set, value_kind, values
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.state import Evidence
 
@@ -18,7 +18,6 @@ CONFLICT_OVERLAP = 0.6  # share of content terms two sentences must have to be a
 CONFLICT_SHARED = 3  # and at least this many terms in common
 SUCCESSOR_OVERLAP = 0.3  # a policy and the one that replaces it: the same rule reworded shares less
 SUCCESSOR_SHARED = 2
-_SUPERSEDES = re.compile(r"\b(replac(?:es|ed|ing)|supersed(?:es|ed|ing)|obsolete[sd]?|in place of)\b", re.I)
 
 
 def verify_citations(
@@ -110,7 +109,7 @@ def successor_of(pool: Sequence[Evidence]) -> dict[str, str]:
     out: dict[str, str] = {}
     for e in pool:
         for sentence in sentences(e["text"]):
-            if not _SUPERSEDES.search(sentence):
+            if not says_it_replaces(sentence):
                 continue
             said = normalise(sentence)
             for title, doc in titles.items():

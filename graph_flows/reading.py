@@ -210,6 +210,23 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_REPLACES_VERB = r"(?:replac(?:es|ed|ing)|supersed(?:es|ed|ing)|obsolete[sd]?|in place of)"
+_REPLACES = re.compile(rf"\b{_REPLACES_VERB}\b", re.IGNORECASE)
+_REPLACED_NAME = re.compile(
+    rf"\b{_REPLACES_VERB}\s+(?:the\s+)?(?:\d{{4}}\s+)?([A-Z][^.;:()]{{3,80}})", re.IGNORECASE
+)
+
+
+def says_it_replaces(sentence: str) -> bool:
+    """Whether a sentence speaks of replacing something ("This policy supersedes the 2024 ...")."""
+    return bool(_REPLACES.search(sentence))
+
+
+def replaced_names(text: str) -> list[str]:
+    """The names a passage says it replaces ("supersedes the 2024 Travel Expense Policy" -> that title)."""
+    return [m.group(1).strip() for m in _REPLACED_NAME.finditer(text) if m.group(1)[:1].isupper()]
+
+
 _ADDRESSES_ASSISTANT = re.compile(
     r"\b(ignore (?:all |any )?(?:previous|prior|above|the) (?:instructions|question)|disregard .{0,30}instructions|"
     r"you are now|act as (?:an? )?(?:admin|administrator|root|system)|system (?:prompt|override)|"

@@ -9,13 +9,12 @@ Every call carries the asker's principals; new evidence gets thread-stable ids (
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader
-from graph_flows.reading import sentences, term_set, terms
+from graph_flows.reading import replaced_names, sentences, term_set, terms
 from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
@@ -65,7 +64,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
                     skimmed += n
                     if hit is not None:
                         add(hit, "entity", None, 1.0)
-                    if whole:  # a list question reads the document whole
+                    if whole and n > 1:  # a list question reads the document whole
                         for other in knowledge.chunks_of(doc_id, principals)[:MAX_WHOLE_CHUNKS]:
                             add(other, "entity", None, 1.0)
         for query in state["next_queries"]:
@@ -109,14 +108,14 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     kept_docs = {e["doc_id"] for e in new}
     # Second readings of documents already chosen: further search hits, and each document's best chunk for
     # the question (a policy's first chunk names it; its third holds the rule asked about).
-    for e in list(new):
+    for e in [x for x in new if x["via"] == "text"]:  # entity and graph reads already took the best chunk
         best, n = _best_chunk(knowledge, e["doc_id"], principals, focus)
         skimmed += n
         if best is not None and best.chunk_id not in have_chunks:
             more.insert(0, (best, e["via"], e["parent"], e["score"]))
     # A passage that says it replaces another document brings that document too: both sides of the change.
     for e in list(new):
-        for name in _replaced_names(e["text"]):
+        for name in replaced_names(e["text"]):
             for doc_id in knowledge.resolve([name], principals).get(name, [])[:1]:
                 if doc_id not in have_docs:
                     hit, n = _best_chunk(knowledge, doc_id, principals, focus)
@@ -152,16 +151,6 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         "read_docs": list(dict.fromkeys([*state["read_docs"], *(e["doc_id"] for e in new)])),
         "trace": [*state["trace"], entry],
     }
-
-
-_REPLACES = re.compile(
-    r"\b(?:replaces|supersedes|replacing|superseding|in place of)\s+(?:the\s+)?(?:\d{4}\s+)?([A-Z][^.;:()]{3,80})"
-)
-
-
-def _replaced_names(text: str) -> list[str]:
-    """Names a passage says it replaces ("This policy supersedes the 2024 Travel Expense Policy")."""
-    return [m.group(1).strip() for m in _REPLACES.finditer(text)]
 
 
 def _best_chunk(
