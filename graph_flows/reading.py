@@ -104,6 +104,56 @@ def term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
+# "how many", "how long", "what amount of": the question's form says what kind of answer it wants (the answer
+# type does that job), not what the answer is about. In a small corpus these words are rare, so left in they
+# weigh more than the subject.
+_QUESTION_FORM = re.compile(
+    r"\bhow\s+(?:much|many|long|often|soon|far|quickly|fast|big|large|old|loud|heavy|tall|wide)\b|"
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:amount|number|quantity)\b(?:\s+of\b)?",
+    re.IGNORECASE,
+)
+
+
+def question_terms(question: str) -> list[str]:
+    """The content terms of a question: its terms without the words of its form."""
+    return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), question))
+
+
+def _form_keep(form: str) -> str:
+    """Of "what purchase amount", keep "purchase": only the form words go."""
+    words = form.split()
+    if words[0].lower() in {"what", "which"} and len(words) > 2 and words[1].lower() not in _FORM_WORDS:
+        return words[1]
+    return " "
+
+
+_FORM_WORDS = frozenset(["amount", "number", "quantity"])
+PREFIX_MATCH = 5  # a stem this long that begins another ("compet" / "competit") is read as the same word
+
+
+@lru_cache(maxsize=200_000)
+def _by_prefix(held: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    index: dict[str, list[str]] = {}
+    for t in held:
+        if len(t) >= PREFIX_MATCH:
+            index.setdefault(t[:PREFIX_MATCH], []).append(t)
+    return {k: tuple(v) for k, v in index.items()}
+
+
+def holds(held: frozenset[str], term: str) -> bool:
+    """Whether a set of stems holds `term`, or a stem one derivation away that Porter leaves apart
+    ("competing" / "competitive", "enforce" / "enforcement"): the shorter is a prefix of the longer and at
+    least PREFIX_MATCH long."""
+    if term in held:
+        return True
+    if len(term) < PREFIX_MATCH:
+        return False
+    return any(
+        other.startswith(term) or term.startswith(other)
+        for other in _by_prefix(held).get(term[:PREFIX_MATCH], ())
+    )
+
+
 @dataclass(frozen=True)
 class Unit:
     """One readable piece of a passage, with the structure around it.
@@ -266,6 +316,10 @@ def answer_type(question: str) -> str:
         q,
     ):
         return "number"
+    if re.search(r"\bwhat (?:\w+ )?(?:amount|sum|percentage)\b", q):
+        return "number"
+    if re.search(r"\bhow (?:long|often|soon|far|quickly|fast|big|large|old|loud|heavy|tall|wide)\b", q):
+        return "number"  # a duration, a frequency, a measure: answered by a quantity
     if re.search(r"\b(where|which (?:country|city|place))\b", head):
         return "place"
     if re.search(r"\b(who|whom|whose)\b", head):
@@ -285,16 +339,29 @@ _LIST_CUE = re.compile(
 )
 
 
+# A time of week or day, a quarter, a month without a year: "Mondays at 10:00 PT", "Q2", "in March".
+_WHEN = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\bQ[1-4]\b|"
+    r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
+_WORD_QUANTITY = re.compile(
+    r"\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|several|half an?)\s+"
+    r"(?:business\s+|working\s+|calendar\s+)?(?:hours?|days?|weeks?|months?|years?|minutes?)\b",
+    re.IGNORECASE,
+)
 _MONEY = re.compile(r"[$€£]\s?\d|\d\s?(?:usd|eur|gbp|dollars|euros|pounds)\b", re.IGNORECASE)
 
 
 def has_answer_shape(sentence: str, kind: str) -> bool:
     """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement)."""
     if kind == "date":
-        return bool(_DATE.search(sentence) or YEAR.search(sentence))
+        return bool(_DATE.search(sentence) or YEAR.search(sentence) or _WHEN.search(sentence))
     if kind == "money":
         return bool(_MONEY.search(sentence))
     if kind == "number":
+        if _WORD_QUANTITY.search(sentence):
+            return True
         return any(
             not _is_identifier(sentence, m) and not YEAR.fullmatch(m.group(0).strip())
             for m in NUMBER.finditer(sentence)

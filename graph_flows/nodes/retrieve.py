@@ -14,7 +14,7 @@ from typing import Any
 
 from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader
-from graph_flows.reading import replaced_names, sentences, term_set, terms
+from graph_flows.reading import question_terms, replaced_names, sentences, term_set, terms
 from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
@@ -34,7 +34,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     have_chunks = {e["chunk_id"] for e in evidence}
     have_docs = {e["doc_id"] for e in evidence if e["turn"] == state["turn"]}
     plan = state["plan"]
-    focus = set(terms(plan.get("effective_question") or state["question"]))
+    focus = set(question_terms(plan.get("effective_question") or state["question"]))
     counter = _next_number(evidence)
     new: list[Evidence] = []
     tried = list(state["tried_queries"])
@@ -60,10 +60,11 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             whole = plan.get("answer_type") == "list"  # a checklist asked as a whole: read all of it
             for name in plan.get("entities", []):
                 for doc_id in knowledge.resolve([name], principals).get(name, [])[:2]:
-                    hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+                    hit, n, rest = _best_chunk(knowledge, doc_id, principals, focus)
                     skimmed += n
-                    if hit is not None:
-                        add(hit, "entity", None, 1.0)
+                    for chunk in (hit, rest):
+                        if chunk is not None:
+                            add(chunk, "entity", None, 1.0)
                     if whole and n > 1:  # a list question reads the document whole
                         for other in knowledge.chunks_of(doc_id, principals)[:MAX_WHOLE_CHUNKS]:
                             add(other, "entity", None, 1.0)
@@ -84,7 +85,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             for doc_id in knowledge.resolve([seed], principals).get(seed, [])[:2]:
                 seed_docs.append((doc_id, origins.get(seed)))
         for rank, (doc_id, parent) in enumerate(seed_docs):
-            hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+            hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus)
             skimmed += n
             if hit is not None:
                 add(hit, "graph:mentions", parent, 1.0 - 0.05 * rank)  # seeds arrive best first
@@ -98,7 +99,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
                 if doc_id in have_docs:
                     continue
                 parent = _parent_for(doc_id, knowledge, principals, seed_docs, by_id, evidence)
-                hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+                hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus)
                 skimmed += n
                 if hit is not None:
                     add(hit, "expand", parent, score)
@@ -109,16 +110,18 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     # Second readings of documents already chosen: further search hits, and each document's best chunk for
     # the question (a policy's first chunk names it; its third holds the rule asked about).
     for e in [x for x in new if x["via"] == "text"]:  # entity and graph reads already took the best chunk
-        best, n = _best_chunk(knowledge, e["doc_id"], principals, focus)
+        best, n, rest = _best_chunk(knowledge, e["doc_id"], principals, focus)
         skimmed += n
         if best is not None and best.chunk_id not in have_chunks:
             more.insert(0, (best, e["via"], e["parent"], e["score"]))
+        if rest is not None and rest.chunk_id not in have_chunks:
+            more.insert(1, (rest, e["via"], e["parent"], e["score"]))
     # A passage that says it replaces another document brings that document too: both sides of the change.
     for e in list(new):
         for name in replaced_names(e["text"]):
             for doc_id in knowledge.resolve([name], principals).get(name, [])[:1]:
                 if doc_id not in have_docs:
-                    hit, n = _best_chunk(knowledge, doc_id, principals, focus)
+                    hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus)
                     skimmed += n
                     if hit is not None:
                         have_docs.add(doc_id)
@@ -155,19 +158,25 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
 
 def _best_chunk(
     knowledge: KnowledgeReader, doc_id: str, principals: frozenset[str], focus: set[str]
-) -> tuple[Any | None, int]:
-    """Two-level reading: skim each chunk (title + first sentence + its terms), read the best one."""
+) -> tuple[Any | None, int, Any | None]:
+    """Two-level reading: skim each chunk (title + first sentence + its terms), read the best one; and the
+    chunk that holds most of what the best one lacks (a question about "the customer that hosts our canary
+    robots" matches one section, and that customer's uptime is in another), if any."""
     chunks = knowledge.chunks_of(doc_id, principals)
     if not chunks:
-        return None, 0
+        return None, 0, None
     if len(chunks) == 1:
-        return chunks[0], 1
+        return chunks[0], 1, None
 
     def skim(hit: Any) -> float:
         first = (sentences(hit.text) or [""])[0]
         return len(focus & term_set(hit.text)) + 0.5 * len(focus & term_set(first)) - 0.01 * chunks.index(hit)
 
-    return max(chunks, key=skim), len(chunks)
+    best = max(chunks, key=skim)
+    lacking = focus - term_set(best.text) - term_set(best.title)
+    gains = [(len(lacking & term_set(c.text)), -i, c) for i, c in enumerate(chunks) if c is not best]
+    gain, _, rest = max(gains, key=lambda g: g[:2]) if lacking else (0, 0, None)
+    return best, len(chunks), rest if gain else None
 
 
 def _parent_for(

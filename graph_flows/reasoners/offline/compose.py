@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.text import TICKET_KEY, normalise, tokens
-from graph_flows.reading import UNIT_SEPARATOR, YEAR, Unit, has_answer_shape, term_set, values
+from graph_flows.reading import UNIT_SEPARATOR, YEAR, Unit, has_answer_shape, holds, term_set, values
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import constraint_words, pick_direction
@@ -31,6 +31,8 @@ from graph_flows.reasoners.offline.reflect import (
     readable_units,
 )
 from graph_flows.state import Evidence
+
+SHAPED_KINDS = frozenset(["date", "number", "money", "person", "place"])
 
 
 def compose(
@@ -81,8 +83,21 @@ def compose(
             # a compared side is described from all its page says; a fact comes from the passage that holds it
             parts = same_document(e, evidence) if plan.get("comparison") else [e]
             picked = best_units(parts, weights, kind, asked, lexicon, avoid=others)
+            if not plan.get("comparison") and picked:
+                named = {t for name in aspect["entities"] for t in term_set(name)}
+                onward = named_passages(picked, evidence, lexicon)
+                picked += cover_rest(picked, [*same_document(e, evidence), *onward], weights, kind, named)
+                if (
+                    kind == "explanation"
+                    and onward
+                    and not any(eid in {o["id"] for o in onward} for _, eid in picked)
+                ):
+                    # "blocked by ENG-150": the reason is what the named item says, one step on
+                    picked += [
+                        (u, eid) for _, u, eid in scored_units(onward, weights, kind, asked, lexicon)[:1]
+                    ]
             focus = constraint_words(aspect["text"])
-            for unit, cited in picked[:2]:
+            for unit, cited in picked[:3]:
                 say(unit_text(unit, focus), cited, aspect["id"])
             if plan.get("comparison") and picked:
                 value = _comparable(unit_text(picked[0][0], focus), kind)
@@ -240,18 +255,66 @@ def scored_units(
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
         unit_terms = term_set(unit.text)
         around = context_terms(e, unit)
-        cov = sum(v for t, v in weights.items() if t in unit_terms or t in around) / total
-        own = sum(v for t, v in weights.items() if t in unit_terms) / total
-        shape = (
-            (w.CAUSE_BONUS + w.SHAPE_BONUS if kind == "explanation" else w.SHAPE_BONUS)
-            if has_answer_shape(unit.text, kind)
-            else 0.0
-        )
+        cov = sum(v for t, v in weights.items() if holds(unit_terms, t) or holds(around, t)) / total
+        own = sum(v for t, v in weights.items() if holds(unit_terms, t)) / total
+        if has_answer_shape(unit.text, kind):
+            shape = w.CAUSE_BONUS + w.SHAPE_BONUS if kind == "explanation" else w.SHAPE_BONUS
+        else:  # "when" answered by a sentence with no date in it is not an answer, however close its words
+            shape = -w.SHAPELESS if kind in SHAPED_KINDS else 0.0
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
         chosen = w.CHOSEN_PASSAGE if e is parts[0] else 0.0  # the passage reflect established it with
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i
         scored.append((score, unit, e["id"]))
     return sorted(scored, key=lambda item: -item[0])
+
+
+def cover_rest(
+    picked: Sequence[tuple[Unit, str]],
+    parts: Sequence[Evidence],
+    weights: dict[str, float],
+    kind: str,
+    named: set[str],
+) -> list[tuple[Unit, str]]:
+    """What the chosen units leave unsaid: a question that asks two things ("which ticket, and when?"), or
+    whose answer sits one sentence past the one that matches it ("the customer that hosts our canary robots"
+    -> that customer's uptime), gets the unit that covers most of the rest, when it covers enough of it, and
+    the expected answer's shape when the chosen units lack it."""
+    total = sum(weights.values()) or 1.0
+    by_id = {e["id"]: e for e in parts}
+    said = {normalise(u.text) for u, _ in picked}
+    held: set[str] = set()
+    for unit, eid in picked:
+        held |= term_set(unit.text) | term_set(unit.heading)
+        if eid in by_id:
+            held |= term_set(by_id[eid]["title"])
+    rest = {t: v for t, v in weights.items() if t not in named and not holds(frozenset(held), t)}
+    shaped = kind not in SHAPED_KINDS or any(has_answer_shape(u.text, kind) for u, _ in picked)
+    if not rest and shaped:
+        return []
+    best: tuple[float, Unit | None, str] = (0.0, None, "")
+    for e in parts:
+        for unit in readable_units(e):
+            if normalise(unit.text) in said or len(tokens(unit.text)) < 3:
+                continue
+            own = term_set(unit.text) | term_set(unit.heading)
+            gain = sum(v for t, v in rest.items() if holds(own, t)) / total
+            if not shaped and has_answer_shape(unit.text, kind):
+                gain += w.SHAPE_BONUS
+            if gain > best[0]:
+                best = (gain, unit, e["id"])
+    gain, unit, eid = best
+    return [(unit, eid)] if unit is not None and gain >= w.COVER_GAIN else []
+
+
+def named_passages(
+    picked: Sequence[tuple[Unit, str]], evidence: Sequence[Evidence], lexicon: Lexicon
+) -> list[Evidence]:
+    """The passages read so far of the documents the chosen units name ("blocked by ENG-150")."""
+    docs = {
+        doc for unit, _ in picked for name in lexicon.names_in(unit.text) for doc in lexicon.resolve(name)
+    }
+    cited = {eid for _, eid in picked}
+    return [e for e in evidence if e["doc_id"] in docs and e["id"] not in cited]
 
 
 def same_document(e: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:

@@ -65,6 +65,7 @@ _SCAFFOLD = frozenset(
 )
 _TARGET = re.compile(r"\b(?:of|for|on|in|about)\s+(?:the\s+|our\s+|a\s+)?([^?.,]+?)\s*[?.]*$", re.I)
 _POSSESSIVE_PRONOUN = re.compile(r"\b(its|their|his|her)\b", re.I)
+VERSION = re.compile(r"\d+(?:\.\d+)+")  # a release asked by number ("4.3", "2.8.0")
 _CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9.-]+$", re.I)  # P3, v2, 4.2, LC-2509, rev-c
 
 # Which side a comparison question picks, by the words it uses.
@@ -187,7 +188,7 @@ def constraint_words(text: str) -> list[str]:
         if low in _SCAFFOLD or (low in STOPWORDS and not letter) or (len(word) < 2 and not letter):
             continue
         capitalised = word[0].isupper() and i > 0
-        if (capitalised or _CODE.match(word)) and low not in out:
+        if (capitalised or _CODE.match(word) or VERSION.fullmatch(word)) and low not in out:
             out.append(low)
     return out
 

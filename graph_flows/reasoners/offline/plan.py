@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from connectors.text import TICKET_KEY, dedupe
-from graph_flows.reading import answer_type, terms
+from graph_flows.reading import answer_type, question_terms, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
@@ -43,7 +43,7 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         side_terms = {t for side in sides for t in terms(side)}
         # "differ", "compare", "later", "first": how the sides are weighed, not what is asked of each
         operators = set(terms(" ".join([*COMPARISON.findall(q), *pick_words(q)])))
-        relation = [t for t in terms(effective) if t not in side_terms and t not in operators]
+        relation = [t for t in question_terms(effective) if t not in side_terms and t not in operators]
         relation += [t for t in implied_terms(q) if t not in relation]  # "younger" asks for a birth date
         aspects = [
             {
@@ -55,7 +55,9 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
             for i, side in enumerate(sides)
         ]
     else:
-        aspects = [{"id": "a1", "text": effective, "terms": dedupe(terms(effective)), "entities": entities}]
+        aspects = [
+            {"id": "a1", "text": effective, "terms": dedupe(question_terms(effective)), "entities": entities}
+        ]
     queries = [effective] + ([a["text"] for a in aspects] if sides else [])
     notes = [f"follow-up: {edit} edit"] if edit else []
     return PlanProposal(

@@ -18,10 +18,18 @@ from itertools import pairwise
 from typing import Any
 
 from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
-from graph_flows.reading import Unit, addresses_assistant, has_answer_shape, term_set, terms, units
+from graph_flows.reading import (
+    Unit,
+    addresses_assistant,
+    has_answer_shape,
+    holds,
+    term_set,
+    terms,
+    units,
+)
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.language import constraint_words, words_for
+from graph_flows.reasoners.offline.language import VERSION, constraint_words, words_for
 from graph_flows.state import Evidence, Gap
 
 
@@ -43,7 +51,10 @@ class Reading:
     covered: frozenset[str]
     coverage: float
     anywhere: frozenset[str]  # aspect terms found anywhere in the passage or its title
-    unit_dense: float = 0.0  # dense support of the best unit read with its heading (0 until read densely)
+    unit_dense: float = (
+        0.0  # dense support of the unit closest in meaning, read with its heading (0 until read)
+    )
+    dense_best: str = ""  # that unit
 
 
 def reflect(
@@ -234,13 +245,13 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     for unit in readable_units(e):
         around = context_terms(e, unit)
         unit_terms = term_set(unit.text)
-        covered = frozenset(t for t in weights if t in around or t in unit_terms)
+        covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
         cov = sum(weights[t] for t in covered) / total
         key = (round(cov, 6), has_answer_shape(unit.text, kind))
         if key > best_key:
             best, best_cov, best_terms, best_key = unit.text, cov, covered, key
     everywhere = term_set(e["text"]) | term_set(e["title"])
-    anywhere = frozenset(t for t in weights if t in everywhere)
+    anywhere = frozenset(t for t in weights if holds(everywhere, t))
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
 
@@ -301,7 +312,17 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
     if not words:
         return True
     found = {t for text in texts for t in tokens(text)}
-    return all(word in found or any(part in found for part in word.split("-")) for word in words)
+    return all(
+        _has_version(word, texts)
+        if VERSION.fullmatch(word)
+        else word in found or any(part in found for part in word.split("-"))
+        for word in words
+    )
+
+
+def _has_version(version: str, texts: Sequence[str]) -> bool:
+    pattern = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d]|\.\d)")
+    return any(pattern.search(text) for text in texts)
 
 
 def best_chain_for(
@@ -370,10 +391,12 @@ def best_chain_for(
             # high enough to carry a paraphrase). Two loosely similar pages do not add up to a paraphrase.
             top = max(relation.values())
             heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
-            hop = len(chain) > 1 and not by_name
-            held = set().union(
-                *((readings[link].anywhere if hop else readings[link].covered) for link in chain)
-            )
+            # after a hop: what the bridge units say (why the chain goes on) and the answering unit; the
+            # pages' other sentences do not count ("shipped" somewhere on a roadmap is not robots shipped)
+            held = set(readings[chain[-1]].covered)
+            for link, nxt in pairwise(chain):
+                said = f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
+                held |= {t for t in relation if holds(term_set(said), t)} | readings[link].covered
             paraphrased = len(chain) == 1 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
@@ -425,6 +448,9 @@ _VARIANT_WORDS = r"(?:rev|revision|plan|model|type|version|series|class|tier|opt
 def names_a_sibling(text: str, constraint: str) -> bool:
     """The unit speaks of a sibling of what was asked and not of it: "P2" where the question says "P3", "rev B"
     where it says "rev C"."""
+    if VERSION.fullmatch(constraint):  # "Android 4.2" where "4.3" was asked
+        major = constraint.split(".")[0]
+        return not _has_version(constraint, [text]) and bool(re.search(rf"(?<![\d.]){major}\.\d+", text))
     found = set(tokens(text))
     if constraint in found:
         return False

@@ -32,7 +32,7 @@ DENSE_READ_PASSAGES = (
 )
 NAMED_PAIR = 0.9  # a pair joined only by a name must beat a single passage by this margin to be chosen
 HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
-SHAPE_PENALTY = 0.7  # the answering unit lacks the expected answer's shape (no date for "when")
+SHAPE_PENALTY = 0.6  # the answering unit lacks the expected answer's shape (no date for "when")
 CAUSE_BONUS = 0.1  # a "why" question met by a unit that states a cause ("blocked by", "because", "due to")
 UNANCHORED = 0.8  # the chain never names what the question names
 OFF_ROOT = 0.7  # the question names an entity whose own passage is not the chain's root
@@ -45,6 +45,8 @@ MAX_UNITS = 40  # units of one passage read densely (a chunk holds ten sentences
 RUNNER_UP = 0.75  # a second unit is quoted when it scores this share of the best (questions ask two things)
 HEADING_ONLY = 0.3  # penalty for a unit of fewer than five words: a heading or a label, not an answer
 SHAPE_BONUS = 0.15  # the unit holds a span of the expected type
+SHAPELESS = 0.5  # a unit without the span a typed question asks for (a date, a number) is quoted last
 CHOSEN_PASSAGE = 0.2  # units of the passage that established the aspect, over its document's other passages
 RELATED_MIN = 0.45  # a closest-passage unit (shown when nothing answers) must score at least this
+COVER_GAIN = 0.15  # a further unit is quoted when it covers this share of the question left unsaid
 MAX_LIST_ITEMS = 25  # items of a list answer; the rest are counted, not shown

@@ -7,9 +7,18 @@ from __future__ import annotations
 import pytest
 
 from graph_flows.checks import find_conflicts, successor_of
-from graph_flows.reading import addresses_assistant, answer_type, units, values
+from graph_flows.reading import (
+    addresses_assistant,
+    answer_type,
+    has_answer_shape,
+    holds,
+    question_terms,
+    term_set,
+    units,
+    values,
+)
 from graph_flows.reasoners.base import ComposedSentence
-from graph_flows.reasoners.offline.compose import unit_text
+from graph_flows.reasoners.offline.compose import cover_rest, unit_text
 from graph_flows.reasoners.offline.language import (
     comparison_sides,
     constraint_words,
@@ -17,6 +26,7 @@ from graph_flows.reasoners.offline.language import (
     is_followup,
     pick_direction,
 )
+from graph_flows.reasoners.offline.reflect import mentions_all, names_a_sibling
 
 
 class Lexicon:
@@ -52,6 +62,9 @@ class Lexicon:
         ("where is the spare parts warehouse?", "place"),
         ("is the staging cluster shared with QA?", "yesno"),
         ("what is the SLA for Gold dealers?", "thing"),
+        ("how long do refunds take to clear?", "number"),
+        ("how often is the fire alarm tested?", "number"),
+        ("above what order amount is a second signature needed?", "number"),
     ],
 )
 def test_answer_type(question: str, kind: str) -> None:
@@ -140,6 +153,7 @@ def test_pick_direction(question: str, direction: str | None) -> None:
         ("when is the weekly handoff?", []),
         ("what do we pay per rev C motor?", ["c"]),
         ("Is a laptop provided?", []),
+        ("when does the 5.1 release ship?", ["5.1"]),
     ],
 )
 def test_constraint_words(question: str, words: list[str]) -> None:
@@ -252,3 +266,65 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ComposedSentence(text=b["text"], cites=["E2"], aspect="a2"),
     ]
     assert find_conflicts(cited, [a, b]) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("how many desks does the Leeds office have?", ["desk", "leed", "offic"]),
+        ("how long is the cooling-off period?", ["cool", "period"]),
+        ("at what invoice amount does the CFO sign?", ["invoic", "cfo", "sign"]),
+    ],
+)
+def test_question_terms_leave_out_the_question_form(question: str, expected: list[str]) -> None:
+    assert question_terms(question) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "held"),
+    [
+        ("two competitive bids", "compet", True),  # Porter leaves competing / competitive apart
+        ("enforcement starts in May", "enforc", True),
+        ("the general ledger", "gener", True),
+        ("a generous budget", "gen", False),  # too short to match by prefix
+        ("the product page", "promis", False),
+    ],
+)
+def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) -> None:
+    assert holds(term_set(text), term) is held
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "shaped"),
+    [
+        ("Handover is on Tuesdays at 09:30 CET.", "date", True),
+        ("The review happens in Q3.", "date", True),
+        ("Refunds clear within three business days.", "number", True),
+        ("Refunds clear quickly.", "number", False),
+        ("Ask the finance team.", "date", False),
+    ],
+)
+def test_answer_shapes(sentence: str, kind: str, shaped: bool) -> None:
+    assert has_answer_shape(sentence, kind) is shaped
+
+
+def test_a_release_number_is_a_constraint_and_its_neighbour_a_sibling() -> None:
+    assert mentions_all(["5.1"], ["The 5.1 release ships in June."])
+    assert not mentions_all(["5.1"], ["The 5.12 release ships in June."])
+    assert names_a_sibling("Milestone: 5.0 rollout starts", "5.1")
+    assert not names_a_sibling("Milestone: 5.1 rollout starts", "5.1")
+
+
+def test_cover_rest_adds_the_unit_that_says_what_the_first_one_leaves_out() -> None:
+    page = "# Customer: Fenwick\n\nFenwick hosts our pilot kiosks.\n\n## Terms\n\n- Uptime commitment: 99.5% monthly."
+    e = {"id": "E1", "doc_id": "d", "title": "Fenwick", "text": page}
+    found = units(page)
+    picked = [(next(u for u in found if "pilot" in u.text), "E1")]
+    weights = {
+        t: 1.0 for t in question_terms("what uptime do we promise the customer hosting the pilot kiosks?")
+    }
+    added = cover_rest(picked, [e], weights, "thing", set())
+    assert [u.text for u, _ in added] == ["Uptime commitment: 99.5% monthly."]
+    # nothing is added when the first unit already says everything asked
+    weights = {t: 1.0 for t in question_terms("who hosts the pilot kiosks?")}
+    assert cover_rest(picked, [e], weights, "thing", set()) == []
