@@ -400,6 +400,16 @@ class JobQueue:
             row = conn.execute(select(slack_jobs).where(slack_jobs.c.trace_id == trace_id)).first()
         return _job(row) if row else None
 
+    def answered_since(self, since: float) -> list[Job]:
+        """Jobs finished with a saved answer since `since`, newest first (reports: round-cap questions)."""
+        query = (
+            select(slack_jobs)
+            .where((slack_jobs.c.finished_at >= since) & slack_jobs.c.result.is_not(None))
+            .order_by(slack_jobs.c.finished_at.desc())
+        )
+        with self._engine.connect() as conn:
+            return [_job(r) for r in conn.execute(query)]
+
     def for_message(self, team: str, channel: str, message_ts: str) -> list[Job]:
         where = (
             (slack_jobs.c.team == team)
