@@ -295,7 +295,7 @@ def gaps(
         typer.echo(json.dumps([_jsonable(r) for r in reports]))
         return
     for report in reports:
-        console.print(f"• {plain(gap_line(report, days))}", highlight=False)
+        console.print(f"• {plain(gap_line(report, days))}", highlight=False, soft_wrap=True)
     if not reports:
         console.print(NO_GAPS)
 
@@ -324,10 +324,12 @@ def feedback(
         typer.echo(json.dumps({"not_helpful": [_jsonable(i) for i in items], "helpful_rate": rates}))
         return
     for item in items:
-        console.print(f"• {plain(feedback_line(item))} · trace {item.trace_id}", highlight=False)
+        console.print(
+            f"• {plain(feedback_line(item))} · trace {item.trace_id}", highlight=False, soft_wrap=True
+        )
     if not items:
         console.print(NO_FEEDBACK)
-    console.print(plain(rates_text(weeks, sources)), highlight=False)
+    console.print(plain(rates_text(weeks, sources)), highlight=False, soft_wrap=True)
 
 
 READER_HELP = (
