@@ -112,7 +112,7 @@ def feedback_items(
         job = jobs.by_trace(row.trace_id)
         result = (job.result if job else None) or {}
         mine = job is not None and job.user == viewer.user
-        later = [j for j in jobs.for_message(job.team, job.channel, job.message_ts or "")] if job else []
+        later = jobs.for_message(job.team, job.channel, job.message_ts or "") if job else []
         items.append(
             FeedbackItem(
                 trace_id=row.trace_id,

@@ -50,6 +50,7 @@ class AuditReport:
     probes: int = 0
     leaks: list[dict[str, str]] = field(default_factory=list)
     by_path: dict[str, int] = field(default_factory=dict)
+    gap_entries: int = 0  # entries the probes' own gap log holds (the gap-log probe read something)
 
     def record(self, path: str, leaked: bool, **context: str) -> None:
         self.probes += 1
@@ -91,7 +92,9 @@ def audit_permissions(
                 if progress:
                     progress(1)
                 if max_probes and report.probes >= max_probes:
+                    report.gap_entries = len(gaps.entries())
                     return report
+    report.gap_entries = len(gaps.entries())
     return report
 
 
