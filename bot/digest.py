@@ -111,7 +111,7 @@ class AdminDigest:
         viewer = self._viewer_of(admin)
         days, top = self._config.window_days, self._config.top
         since = now - timedelta(days=days)
-        gaps = recurring_gaps(self._gaps, viewer, since=since, top=top)
+        gaps = recurring_gaps(self._gaps, viewer, since=since, top=top, jobs=self._jobs)
         items = feedback_items(self._feedback, self._jobs, viewer, since=since.timestamp())[:top]
         capped = capped_questions(self._jobs, viewer, since=since.timestamp(), top=top)
         return digest_message(gaps, items, capped, days=days)

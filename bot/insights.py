@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bot.askers import AskerDirectory
 from bot.feedback import FeedbackLog
 from bot.jobs import EDIT, JobQueue
-from graph_flows.gaplog import GapLog
+from graph_flows.gaplog import GapEntry, GapLog
 from graph_flows.reading import terms
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class GapReport:
     last: datetime
     kinds: list[str]
     closest: Cited
+    trace_id: str | None = None  # the latest of its questions asked in Slack, for "Show trace"
 
 
 @dataclass(frozen=True)
@@ -146,8 +147,11 @@ def helpful_rates(
     return by_week, by_source
 
 
-def recurring_gaps(gaps: GapLog, viewer: Viewer, *, since: datetime | None, top: int = 10) -> list[GapReport]:
-    """Recurring gaps (admins: everyone's; others: their own), with where the closest passages came from."""
+def recurring_gaps(
+    gaps: GapLog, viewer: Viewer, *, since: datetime | None, top: int = 10, jobs: JobQueue | None = None
+) -> list[GapReport]:
+    """Recurring gaps (admins: everyone's; others: their own), with where the closest passages came from and,
+    given the job queue, the trace of the latest question asked in Slack."""
     if viewer.admin:
         groups = gaps.summary(since=since, top=top)
     else:
@@ -164,9 +168,20 @@ def recurring_gaps(gaps: GapLog, viewer: Viewer, *, since: datetime | None, top:
             last=g.last,
             kinds=g.kinds,
             closest=cited(g.closest(), viewer.title_of),
+            trace_id=_latest_trace(g.entries, jobs) if jobs is not None else None,
         )
         for g in groups
     ]
+
+
+def _latest_trace(entries: list[GapEntry], jobs: JobQueue) -> str | None:
+    for entry in sorted(entries, key=lambda e: e.at, reverse=True):
+        asked = [
+            j for j in jobs.of_thread(entry.thread) if " ".join(j.text.split()) == entry.question and j.result
+        ]
+        if asked:
+            return asked[-1].trace_id
+    return None
 
 
 def capped_questions(jobs: JobQueue, viewer: Viewer, *, since: float, top: int = 10) -> list[CappedQuestion]:

@@ -95,7 +95,11 @@ def digest_message(
 ) -> Message:
     """The weekly admin DM: top recurring gaps, not-helpful answers and round-cap questions, each with a trace."""
     blocks: list[dict[str, Any]] = [_section(f"*Sleuth this past {window_text(days)}*")]
-    blocks.append(_section(gaps_text(gaps, days)))
+    blocks.append(_section("*Recurring gaps, most asked first*" if gaps else NO_GAPS))
+    blocks += [
+        _with_trace(gap_line(g, days), g.trace_id) if g.trace_id else _section(gap_line(g, days))
+        for g in gaps
+    ]
     blocks.append(_section("*Answers marked not helpful*" if items else NO_FEEDBACK))
     room = (MAX_BLOCKS - 4 - len(blocks)) // 2
     blocks += [_with_trace(feedback_line(i), i.trace_id) for i in items[:room]]

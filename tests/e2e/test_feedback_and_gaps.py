@@ -185,6 +185,12 @@ def test_the_weekly_digest_reaches_the_admin_once_with_two_workers(make_env: Env
     text = format_message(digest)
     assert "Sleuth this past a week" in text and FINANCE in text and "Oakland office" in text
     assert "you cannot open" in text and not any(t in json.dumps(digest) for t in secret)
+    traces = [
+        b["accessory"]["value"]
+        for b in digest["blocks"]
+        if b.get("accessory", {}).get("action_id") == ADMIN_TRACE_ACTION
+    ]
+    assert job.trace_id in traces and len(traces) >= 2  # the not-helpful answer and the recurring gap
     env.slack.click_button(DANA, digest["ts"], dm, ADMIN_TRACE_ACTION, value=job.trace_id)
     [modal] = env.slack.wait_for(lambda: env.slack.open_modals() or None, timeout=WAIT_S)
     assert "Round 1" in format_message(modal) and not any(t in json.dumps(modal) for t in secret)
@@ -217,3 +223,22 @@ def test_forget_removes_the_users_gap_entries_and_feedback_rows(make_env: EnvFac
         before["alice_gaps"], 1
     )
     assert rows() == {**before, "alice_gaps": 0, "alice_feedback": 0}
+
+
+def test_feedback_on_an_answer_whose_question_was_edited_stays_on_that_answers_trace(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env(admin_users=[DANA])
+    alice = env.ids["alice@acme.io"]
+    ts, job = _ask_and_judge(env, "alice@acme.io", PARKING[0][1])
+
+    env.slack.edit_as_user(alice, GENERAL, ts, f"<@{env.slack.bot_user_id}> {PARKING[3][1]}")
+    env.wait_answers(GENERAL, ts, count=2)
+
+    out = json.loads(_cli(env, "feedback", "--json", "--as", "dana@acme.io"))
+    [item] = out["not_helpful"]
+    assert (item["trace_id"], item["question"], item["edited"]) == (job.trace_id, PARKING[0][1], True)
+    _home(env, "dana@acme.io")
+    env.slack.click_home_button(DANA, ADMIN_TRACE_ACTION, value=job.trace_id)
+    [modal] = env.slack.wait_for(lambda: env.slack.open_modals() or None, timeout=WAIT_S)
+    assert PARKING[0][1] in format_message(modal)  # the trace of the answer that was judged, not of the edit
