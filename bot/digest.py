@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from slack_sdk import WebClient
 from sqlalchemy import (
@@ -27,10 +27,13 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
+from bot.askers import UnknownAsker
 from bot.feedback import FeedbackLog
 from bot.insights import Viewer, capped_questions, feedback_items, recurring_gaps
 from bot.jobs import JobQueue
+from bot.render import Message
 from bot.render_insights import digest_message
 from bot.settings import DigestConfig
 from bot.slack_retry import SLACK_FAILURES, error_code
@@ -98,7 +101,7 @@ class AdminDigest:
                 continue
             try:
                 self._send(admin, now)
-            except SLACK_FAILURES as exc:
+            except (UnknownAsker, *SLACK_FAILURES) as exc:
                 log.warning("digest not sent, will retry", extra={"admin": admin, "error": error_code(exc)})
                 self._release(period, admin)
                 continue
@@ -107,7 +110,7 @@ class AdminDigest:
             log.info("digest sent", extra={"admin": admin, "period": period})
         return sent
 
-    def message(self, admin: str, now: datetime) -> dict:
+    def message(self, admin: str, now: datetime) -> Message:
         viewer = self._viewer_of(admin)
         days, top = self._config.window_days, self._config.top
         since = now - timedelta(days=days)
@@ -139,9 +142,5 @@ class AdminDigest:
             conn.execute(update(admin_digests).where(_key(period, admin)).values(sent_at=now.timestamp()))
 
 
-def _key(period: str, admin: str):  # type: ignore[no-untyped-def]
+def _key(period: str, admin: str) -> ColumnElement[bool]:
     return (admin_digests.c.period == period) & (admin_digests.c.admin == admin)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
