@@ -83,9 +83,11 @@ def _cut_point(text: str, limit: int) -> int:
 
 _FALLBACK = re.compile(r"<(?:!date\^[^|>]*|[^|>]*)\|([^>]*)>")
 _MENTION = re.compile(r"<@([A-Z0-9]+)>")
+_BOLD = re.compile(r"\*([^*\n]+)\*")
 
 
 def plain(text: str) -> str:
-    """mrkdwn for a terminal: links and dates as their fallback text, mentions as ids, entities unescaped."""
-    text = _MENTION.sub(r"@\1", _FALLBACK.sub(r"\1", text))
+    """mrkdwn for a terminal: links and dates as their fallback text, mentions as ids, no bold markers,
+    entities unescaped."""
+    text = _BOLD.sub(r"\1", _MENTION.sub(r"@\1", _FALLBACK.sub(r"\1", text)))
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

@@ -15,6 +15,7 @@ from bot.digest import AdminDigest, due_period
 from bot.feedback import Feedback, FeedbackLog
 from bot.insights import GapReport, Viewer, cited
 from bot.jobs import JobQueue
+from bot.mrkdwn import plain
 from bot.render_insights import cited_text, gap_line
 from bot.render_trace import render_trace
 from bot.settings import DigestConfig
@@ -144,3 +145,10 @@ def test_an_admin_reading_a_trace_sees_hidden_names_counted_not_named() -> None:
     shown = str(render_trace("km-40 price?", trace, lambda name: name == "Supplier Contract Terms"))
     assert "Supplier Contract Terms" not in shown
     assert "Oakland Office Guide, 1 you cannot open" in shown and "km-40 price" in shown
+
+
+def test_mrkdwn_reads_plainly_in_a_terminal() -> None:
+    text = (
+        "*Helpful rate* · asked by <@U0BOB> · <!date^1796000000^{date_short}|2026-11-30 09:00 UTC> · R&amp;D"
+    )
+    assert plain(text) == "Helpful rate · asked by @U0BOB · 2026-11-30 09:00 UTC · R&D"
