@@ -287,7 +287,8 @@ def gaps(
     rt = _runtime()
     since = datetime.now(UTC) - timedelta(days=days)
     if export is not None:
-        written = rt.gap_log.export(export, since=since)
+        title_of = _reader(rt, as_user).title_of
+        written = rt.gap_log.export(export, since=since, can_open=lambda doc: title_of(doc) is not None)
         console.print(f"wrote {len(written)} note(s) to {export}")
         return
     reports = recurring_gaps(rt.gap_log, _reader(rt, as_user), since=since, top=50)

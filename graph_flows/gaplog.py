@@ -190,8 +190,15 @@ class GapLog:
         with self._engine.begin() as conn:
             return conn.execute(delete(gap_entries).where(gap_entries.c.asker.in_(wanted))).rowcount or 0
 
-    def export(self, folder: Path, *, since: date | datetime | None = None) -> list[Path]:
-        """Writes one `gaps-YYYY-MM-DD.md` note per day that has entries; returns the files written."""
+    def export(
+        self,
+        folder: Path,
+        *,
+        since: date | datetime | None = None,
+        can_open: Callable[[str], bool] | None = None,
+    ) -> list[Path]:
+        """Writes one `gaps-YYYY-MM-DD.md` note per day that has entries; returns the files written. With
+        `can_open`, closest documents the reader may not open are counted, not named."""
         by_day: dict[str, list[GapEntry]] = {}
         for entry in self.entries(since=since):
             by_day.setdefault(entry.day, []).append(entry)
@@ -199,7 +206,7 @@ class GapLog:
         written = []
         for day, entries in sorted(by_day.items()):
             path = folder / f"gaps-{day}.md"
-            path.write_text(day_note(day, entries), encoding="utf-8")
+            path.write_text(day_note(day, entries, can_open), encoding="utf-8")
             written.append(path)
         return written
 
@@ -217,11 +224,14 @@ def group_gaps(entries: Iterable[GapEntry]) -> list[GapGroup]:
     return groups
 
 
-def day_note(day: str, entries: Sequence[GapEntry]) -> str:
+def day_note(day: str, entries: Sequence[GapEntry], can_open: Callable[[str], bool] | None = None) -> str:
     """The dated note: one line per entry (time, kind, gap, asker, thread, closest documents)."""
     lines = [f"# Open gaps {day}", ""]
     for e in entries:
-        closest = ", ".join(f"{doc} ({source})" for doc, source in e.closest) or "none"
+        shown = [f"{doc} ({source})" for doc, source in e.closest if can_open is None or can_open(doc)]
+        if len(shown) < len(e.closest):
+            shown.append(f"{len(e.closest) - len(shown)} you cannot open")
+        closest = ", ".join(shown) or "none"
         lines.append(
             f"- {e.at:%H:%M} [{e.kind}] {e.what} (asked by {e.asker or 'unknown'} in {e.thread or '-'}; "
             f"closest: {closest})"

@@ -146,6 +146,12 @@ def test_ten_similar_unanswerable_questions_from_three_users_are_one_recurring_g
     assert "Oakland Office Guide (acme)" in reply and "nothing answers them" in reply
     cli = _cli(env, "gaps", "--as", "dana@acme.io")
     assert "10 questions in 30 days" in cli and "Oakland Office Guide" in cli
+    notes = env.bot.runtime.settings.data_dir / "notes"
+    _cli(env, "gaps", "--export", str(notes), "--as", "dana@acme.io")
+    lines = [
+        line for note in notes.glob("gaps-*.md") for line in note.read_text(encoding="utf-8").splitlines()
+    ]
+    assert sum(line.startswith("- ") for line in lines) == 10  # one dated note per day (two if past midnight)
 
     carol = env.ids["carol@acme.io"]  # a non-admin sees only her own three, and nobody's name
     env.slack.slash_command(carol, GENERAL, "/sleuth", "gaps")

@@ -104,5 +104,9 @@ def test_export_writes_dated_notes_and_forget_removes_one_person(log: GapLog, tm
     first = written[0].read_text(encoding="utf-8")
     assert first.startswith("# Open gaps 2026-11-30") and "asked by ann@acme.io" in first
     assert "acme:wiki/company/office-guide (acme)" in first
+    [hidden] = log.export(tmp_path / "as-reader", since=WHEN + timedelta(hours=1), can_open=lambda doc: False)
+    assert "closest: 1 you cannot open" in hidden.read_text(
+        encoding="utf-8"
+    ) and "office-guide" not in hidden.read_text(encoding="utf-8")
     assert log.forget(["ann@acme.io", "slack:U1"]) == 1
     assert [e.asker for e in log.entries()] == ["bob@acme.io"]
