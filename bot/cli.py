@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from bot.insights import Viewer
     from bot.runtime import Runtime
     from bot.settings import Settings
     from connectors.sync import SyncSummary
@@ -268,17 +269,103 @@ def demo(verbose: Verbose = False) -> None:
 
 @app.command()
 def gaps(
-    days: Annotated[int, typer.Option(help="Look back this many days")] = 30, verbose: Verbose = False
+    days: Annotated[int, typer.Option(help="Look back this many days")] = 30,
+    as_user: Annotated[str | None, typer.Option("--as", help=READER_HELP)] = None,
+    export: Annotated[
+        Path | None, typer.Option("--export", help="Write dated gaps-YYYY-MM-DD.md notes here")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Verbose = False,
 ) -> None:
-    """Recurring open gaps: questions the sources could not answer, most frequent first."""
+    """Recurring open gaps, grouped by what is missing, with where the closest passages were."""
     from datetime import UTC, datetime, timedelta
 
+    from bot.insights import recurring_gaps
+    from bot.mrkdwn import plain
+    from bot.render_insights import NO_GAPS, gap_line
+
     rt = _runtime()
-    rows = rt.gap_log.summary(since=(datetime.now(UTC) - timedelta(days=days)).date())
-    table = Table("count", "kind", "gap", "days seen")
-    for row in rows:
-        table.add_row(str(row["count"]), row["kind"], row["what"], ", ".join(row["days"][-3:]))
-    console.print(table if rows else "No open gaps logged.")
+    since = datetime.now(UTC) - timedelta(days=days)
+    if export is not None:
+        title_of = _reader(rt, as_user).title_of
+        written = rt.gap_log.export(export, since=since, can_open=lambda doc: title_of(doc) is not None)
+        console.print(f"wrote {len(written)} note(s) to {export}")
+        return
+    reports = recurring_gaps(rt.gap_log, _reader(rt, as_user), since=since, top=50)
+    if as_json:
+        typer.echo(json.dumps([_jsonable(r) for r in reports]))
+        return
+    for report in reports:
+        console.print(f"• {plain(gap_line(report, days))}", highlight=False, soft_wrap=True)
+    if not reports:
+        console.print(NO_GAPS)
+
+
+@app.command()
+def feedback(
+    since: Annotated[str, typer.Option(help="Look back this long: 7d, 2w, 24h")] = "7d",
+    as_user: Annotated[str | None, typer.Option("--as", help=READER_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Answers marked not helpful (newest first), and the helpful rate per week and per source."""
+    from bot.feedback import FeedbackLog
+    from bot.insights import feedback_items, helpful_rates
+    from bot.jobs import JobQueue
+    from bot.mrkdwn import plain
+    from bot.render_insights import NO_FEEDBACK, feedback_line, rates_text
+
+    rt = _runtime()
+    start = time.time() - _duration_s(since)
+    log, jobs, reader = FeedbackLog(rt.engine), JobQueue(rt.engine), _reader(rt, as_user)
+    items = feedback_items(log, jobs, reader, since=start)
+    weeks, sources = helpful_rates(log, jobs, reader, since=start)
+    if as_json:
+        rates = {"weeks": [_jsonable(r) for r in weeks], "sources": [_jsonable(r) for r in sources]}
+        typer.echo(json.dumps({"not_helpful": [_jsonable(i) for i in items], "helpful_rate": rates}))
+        return
+    for item in items:
+        console.print(
+            f"• {plain(feedback_line(item))} · trace {item.trace_id}", highlight=False, soft_wrap=True
+        )
+    if not items:
+        console.print(NO_FEEDBACK)
+    console.print(plain(rates_text(weeks, sources)), highlight=False, soft_wrap=True)
+
+
+READER_HELP = (
+    "Read as this admin: documents they cannot open are counted, not named (default: SLEUTH_DEFAULT_ASKER)"
+)
+_UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _duration_s(text: str) -> float:
+    """ "7d", "2w", "24h" -> seconds; anything else is a usage error (exit 2)."""
+    value, unit = text.strip()[:-1], text.strip()[-1:].lower()
+    if unit not in _UNITS or not value.isdigit():
+        console.print(
+            f"[red]--since:[/] use a number and h, d or w (7d, 2w, 24h), not {text!r}", highlight=False
+        )
+        raise typer.Exit(2)
+    return int(value) * _UNITS[unit]
+
+
+def _reader(rt: Runtime, as_user: str | None) -> Viewer:
+    """The CLI reads as an admin, with the permissions of --as (or the default asker); with neither, with
+    what anyone may open."""
+    from bot.insights import Viewer, store_titles
+    from connectors.base import PUBLIC
+
+    principals = frozenset({PUBLIC})
+    if as_user or rt.default_asker():
+        principals = rt.principals_for_email(_asker(rt, as_user))
+    return Viewer(user="", admin=True, title_of=store_titles(rt.store, principals))
+
+
+def _jsonable(value: object) -> object:
+    from dataclasses import asdict
+
+    return json.loads(json.dumps(asdict(value), default=str))  # type: ignore[call-overload]
 
 
 audit_app = typer.Typer(help="Check Sleuth against your own data.", no_args_is_help=True)

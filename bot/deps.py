@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.askers import AskerDirectory
 from bot.audience import ChannelAudience
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker
@@ -22,3 +23,4 @@ class BotDeps:
     runtime: Runtime  # `/sleuth sources` and `gaps` read the catalog, sync status and gap log through it
     linker: AccountLinker | None = None  # None: no OAuth sources to link
     audience: ChannelAudience | None = None  # per-channel answer audience (admins set it)
+    askers: AskerDirectory | None = None  # who a Slack user is and may see (App Home, traces, forget)

@@ -400,6 +400,28 @@ class JobQueue:
             row = conn.execute(select(slack_jobs).where(slack_jobs.c.trace_id == trace_id)).first()
         return _job(row) if row else None
 
+    def of_thread(self, thread: str) -> list[Job]:
+        """The jobs asked in one thread ("{team}:{channel}:{thread_ts}"), oldest first."""
+        team, _, rest = thread.partition(":")
+        channel, _, thread_ts = rest.partition(":")
+        where = (
+            (slack_jobs.c.team == team)
+            & (slack_jobs.c.channel == channel)
+            & (slack_jobs.c.thread_ts == thread_ts)
+        )
+        with self._engine.connect() as conn:
+            return [_job(r) for r in conn.execute(select(slack_jobs).where(where).order_by(slack_jobs.c.id))]
+
+    def answered_since(self, since: float) -> list[Job]:
+        """Jobs finished with a saved answer since `since`, newest first (reports: round-cap questions)."""
+        query = (
+            select(slack_jobs)
+            .where((slack_jobs.c.finished_at >= since) & slack_jobs.c.result.is_not(None))
+            .order_by(slack_jobs.c.finished_at.desc())
+        )
+        with self._engine.connect() as conn:
+            return [_job(r) for r in conn.execute(query)]
+
     def for_message(self, team: str, channel: str, message_ts: str) -> list[Job]:
         where = (
             (slack_jobs.c.team == team)

@@ -79,3 +79,15 @@ def _cut_point(text: str, limit: int) -> int:
         if start < limit < end:
             return start if start > 0 else end  # an atom longer than the limit stays whole
     return limit
+
+
+_FALLBACK = re.compile(r"<(?:!date\^[^|>]*|[^|>]*)\|([^>]*)>")
+_MENTION = re.compile(r"<@([A-Z0-9]+)>")
+_BOLD = re.compile(r"\*([^*\n]+)\*")
+
+
+def plain(text: str) -> str:
+    """mrkdwn for a terminal: links and dates as their fallback text, mentions as ids, no bold markers,
+    entities unescaped."""
+    text = _BOLD.sub(r"\1", _MENTION.sub(r"@\1", _FALLBACK.sub(r"\1", text)))
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

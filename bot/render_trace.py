@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bot.mrkdwn import clip, escape, split
@@ -11,21 +12,33 @@ NOT_YOURS = "Only the person who asked can see how this answer was found."
 GONE = "I no longer have the trace for this answer."
 
 
-def _names(items: Any) -> str:
+Hidden = Callable[[str], bool]  # a name or query the reader may not see (an admin reading another's trace)
+
+
+def _never(_: str) -> bool:
+    return False
+
+
+def _names(items: Any, hidden: Hidden = _never) -> str:
     if not isinstance(items, list | tuple):
         return escape(str(items)) if items is not None else "–"
-    return ", ".join(escape(str(i)) for i in items) or "–"
+    shown = [escape(str(i)) for i in items if not hidden(str(i))]
+    held = len(items) - len(shown)
+    if held:
+        shown.append(f"{held} you cannot open")
+    return ", ".join(shown) or "–"
 
 
-def trace_line(step: dict[str, Any]) -> str:
+def trace_line(step: dict[str, Any], hidden: Hidden = _never) -> str:
+    """One step; names, titles and queries for which `hidden` holds are counted, never shown."""
     node, round_no = step.get("node"), step.get("round")
     if node == "plan":
-        return f"*Plan* · aspects: {_names(step.get('aspects'))} · entities: {_names(step.get('entities'))}"
+        return f"*Plan* · aspects: {_names(step.get('aspects'))} · entities: {_names(step.get('entities'), hidden)}"
     if node == "retrieve":
         return (
             f"*Round {round_no} · retrieve* ({escape(str(step.get('direction', '')))}) · "
-            f"queries: {_names(step.get('queries'))} · read {len(step.get('read') or [])}: "
-            f"{_names(step.get('reading'))}"
+            f"queries: {_names(step.get('queries'), hidden)} · read {len(step.get('read') or [])}: "
+            f"{_names(step.get('reading'), hidden)}"
         )
     if node == "reflect":
         return (
@@ -41,9 +54,9 @@ def trace_line(step: dict[str, Any]) -> str:
     return escape(str(node))
 
 
-def render_trace(question: str, trace: list[dict[str, Any]]) -> Message:
+def render_trace(question: str, trace: list[dict[str, Any]], hidden: Hidden = _never) -> Message:
     """One message: a header and one line per step, within the block and text limits (later steps cut)."""
-    lines = [clip(trace_line(step), MAX_ITEM_CHARS) for step in trace]
+    lines = [clip(trace_line(step, hidden), MAX_ITEM_CHARS) for step in trace]
     blocks: list[dict[str, Any]] = [
         {
             "type": "section",

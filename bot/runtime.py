@@ -112,7 +112,7 @@ class Runtime:
     def gap_log(self) -> GapLog:
         from graph_flows.gaplog import GapLog
 
-        return GapLog(self.settings.data_dir / "gaps")
+        return GapLog(self.engine)
 
     @cached_property
     def investigator(self) -> Investigator:

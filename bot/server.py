@@ -29,8 +29,10 @@ from bot.app import build_app, make_client
 from bot.askers import AskerDirectory
 from bot.audience import ChannelAudience
 from bot.deps import BotDeps
+from bot.digest import AdminDigest
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker, PrincipalResolver
+from bot.insights import slack_viewer
 from bot.intake import ignore_reason
 from bot.jobs import DEFAULT_LEASE_S, Clock, JobQueue
 from bot.oauth_routes import oauth_routes
@@ -102,6 +104,7 @@ class SlackBot:
         lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
         self.runtime = rt
+        self._team: str | None = None
         linker = linker if linker is not None else rt.linker
         self.settings = settings = settings or rt.settings  # the demo overrides the Slack part
         self.client = client or make_client(settings)
@@ -123,6 +126,17 @@ class SlackBot:
         self.app = build_app(settings, self.deps, client=self.client)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
         self.deps.audience = self.audience
+        self.deps.askers = askers
+        self.digest = AdminDigest(
+            rt.engine,
+            self.client,
+            config=settings.digest,
+            admins=lambda: settings.admin_users,
+            viewer_of=lambda admin: slack_viewer(rt.store, askers, settings.admin_users, self.team(), admin),
+            gaps=rt.gap_log,
+            feedback=self.feedback,
+            jobs=self.jobs,
+        )
         self.status = StatusBoard(self.client, interval_s=settings.slack_status_interval_s)
         self.answerer = Answerer(
             self.client, self.jobs, rt.investigator, askers, self.audience, status=self.status
@@ -132,6 +146,12 @@ class SlackBot:
         self.asgi = build_asgi(
             self.app, signing_secret=secret.get_secret_value() if secret else None, linker=linker
         )
+
+    def team(self) -> str:
+        """The workspace this bot is installed in (asked of Slack once)."""
+        if self._team is None:
+            self._team = str(self.client.auth_test()["team_id"])
+        return self._team
 
 
 def _is_public(rt: Runtime) -> Any:
@@ -154,7 +174,8 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
     """Runs until interrupted: workers, plus HTTP on settings.host:port (Socket Mode adds a websocket)."""
     settings = rt.settings
     bot = SlackBot(rt, linker=linker, workers=workers)
-    with bot.pool, SyncScheduler(rt.sync_service), contextlib.closing(bot.status):
+    scheduler = SyncScheduler(rt.sync_service, also=[bot.digest.run_due])
+    with bot.pool, scheduler, contextlib.closing(bot.status):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")

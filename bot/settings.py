@@ -23,6 +23,17 @@ class EmbedderConfig(BaseModel):
     api_key: SecretStr | None = None
 
 
+class DigestConfig(BaseModel):
+    """The weekly admin digest DM (`bot.digest`): SLEUTH_DIGEST__ENABLED=true, SLEUTH_DIGEST__WEEKDAY=0
+    (Monday), SLEUTH_DIGEST__HOUR=9 (UTC), over the last SLEUTH_DIGEST__WINDOW_DAYS days."""
+
+    enabled: bool = False
+    weekday: int = Field(0, ge=0, le=6)
+    hour: int = Field(9, ge=0, le=23)
+    window_days: int = Field(7, ge=1)
+    top: int = Field(5, ge=1, le=20)
+
+
 class Settings(BaseSettings):
     """`extra="ignore"`: a `.env` is often shared with other tools, or holds the `JIRA_TOKEN` that
     `sleuth sources add --token-env JIRA_TOKEN` names, so keys that are not Sleuth's fields are left alone
@@ -51,6 +62,8 @@ class Settings(BaseSettings):
     slack_timeout_s: float = 15.0  # one Web API call; a lost response is retried (posts: looked up first)
     answer_bots: bool = False  # answer other bots' messages
     admin_users: list[str] = Field(default_factory=list)  # Slack user ids with admin rights in Sleuth
+    digest: DigestConfig = DigestConfig()  # weekly admin DM; off unless SLEUTH_DIGEST__ENABLED=true
+    insights_window_days: int = 14  # App Home feedback and `/sleuth gaps` look back this far
     public_url: str = "http://127.0.0.1:3000"  # where Slack and OAuth providers reach `sleuth serve`
     host: str = "127.0.0.1"
     port: int = 3000

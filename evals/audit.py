@@ -7,6 +7,9 @@ hybrid search (by title, by aliases, by its own sentences), direct reads (each c
 alias resolution, graph neighbours and personalised PageRank from its visible neighbours, the full
 investigation (evidence, sources, ranked passages, answer text, trace), a follow-up in a thread where an
 authorised user asked first, and the gap log.
+
+The audit never writes to the real gap log: its investigations run on a flow of their own (same store, same
+reasoner, threads in memory) that logs gaps to a private in-memory gap log, which the gap-log probe reads.
 """
 
 from __future__ import annotations
@@ -17,11 +20,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from langgraph.checkpoint.memory import InMemorySaver
+from sqlalchemy import create_engine
+from sqlalchemy.pool import StaticPool
+
 from connectors.knowledge.acl import can_see
 from connectors.knowledge.store import KnowledgeStore
-from graph_flows.flow import Investigator
+from graph_flows.flow import Investigator, build_flow
 from graph_flows.gaplog import GapLog
 from graph_flows.reading import sentences
+from graph_flows.reasoners.base import Reasoner
 
 
 class Runtime(Protocol):
@@ -34,7 +42,7 @@ class Runtime(Protocol):
     def investigator(self) -> Investigator: ...
 
     @property
-    def gap_log(self) -> GapLog: ...
+    def reasoner(self) -> Reasoner: ...
 
 
 @dataclass
@@ -42,6 +50,7 @@ class AuditReport:
     probes: int = 0
     leaks: list[dict[str, str]] = field(default_factory=list)
     by_path: dict[str, int] = field(default_factory=dict)
+    gap_entries: int = 0  # entries the probes' own gap log holds (the gap-log probe read something)
 
     def record(self, path: str, leaked: bool, **context: str) -> None:
         self.probes += 1
@@ -71,30 +80,43 @@ def audit_permissions(
     """Runs every probe for every (user, document the user may not see). `users` maps an asker id (email) to
     the principals Sleuth resolves for them."""
     report = AuditReport()
+    flow, gaps = _private_flow(rt)
     docs = _restricted_docs(rt.store)
     rng = random.Random(seed)
     for user, principals in sorted(users.items()):
         hidden = [d for d in docs if not can_see(principals, d.acl)]
         allowed_users = {u: p for u, p in users.items()}
         for doc in hidden:
-            for path, leaked in _probes(rt, user, principals, doc, allowed_users, rng):
+            for path, leaked in _probes(rt.store, flow, gaps, user, principals, doc, allowed_users, rng):
                 report.record(path, leaked, user=user, doc=doc.id)
                 if progress:
                     progress(1)
                 if max_probes and report.probes >= max_probes:
+                    report.gap_entries = len(gaps.entries())
                     return report
+    report.gap_entries = len(gaps.entries())
     return report
 
 
+def _private_flow(rt: Runtime) -> tuple[Investigator, GapLog]:
+    """An investigator like the bot's, but with threads in memory and a gap log nobody else reads."""
+    engine = create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
+    gaps = GapLog(engine)
+    settings = rt.investigator.flow_settings
+    flow = build_flow(rt.store, rt.reasoner, settings, checkpointer=InMemorySaver(), gap_log=gaps)
+    return Investigator(flow=flow, flow_settings=settings), gaps
+
+
 def _probes(
-    rt: Runtime,
+    store: KnowledgeStore,
+    investigator: Investigator,
+    gaps: GapLog,
     user: str,
     principals: frozenset[str],
     doc: _Doc,
     users: dict[str, frozenset[str]],
     rng: random.Random,
 ) -> Iterator[tuple[str, bool]]:
-    store = rt.store
     queries = [doc.title, *doc.names[:3], *doc.phrases[:3]]
     for query in queries:
         for mode in ("bm25", "dense", "hybrid"):
@@ -118,21 +140,21 @@ def _probes(
         ]
     )
     thread = f"audit:{user}:{doc.id}"
-    out = rt.investigator.ask(thread, question, asker=user, principals=principals)
+    out = investigator.ask(thread, question, asker=user, principals=principals)
     yield "flow:evidence", any(e["doc_id"] == doc.id for e in out.get("evidence") or [])
     yield "flow:answer", _mentions(out.get("answer"), doc, question)
     yield "flow:trace", _mentions(out.get("trace"), doc, question)
     owner = next((u for u, p in sorted(users.items()) if can_see(p, doc.acl)), None)
     if owner is not None:
         shared = f"audit-followup:{owner}:{user}:{doc.id}"
-        rt.investigator.ask(shared, question, asker=owner, principals=users[owner])
-        follow = rt.investigator.ask(
+        investigator.ask(shared, question, asker=owner, principals=users[owner])
+        follow = investigator.ask(
             shared, "and what else should I know about it?", asker=user, principals=principals
         )
         yield "followup:evidence", any(e["doc_id"] == doc.id for e in follow.get("evidence") or [])
         yield "followup:answer", _mentions(follow.get("answer"), doc, question)
         yield "followup:trace", _mentions(follow.get("trace"), doc, question)
-    yield "gaps", _gap_log_mentions(rt, user, doc, question)
+    yield "gaps", _gap_log_mentions(gaps, user, doc, question)
 
 
 def _needles(doc: _Doc, question: str) -> list[str]:
@@ -148,11 +170,9 @@ def _mentions(value: Any, doc: _Doc, question: str) -> bool:
     return any(n in blob for n in _needles(doc, question))
 
 
-def _gap_log_mentions(rt: Runtime, user: str, doc: _Doc, question: str) -> bool:
+def _gap_log_mentions(gaps: GapLog, user: str, doc: _Doc, question: str) -> bool:
     """The gap log as this user sees it (their own entries) must not carry the document."""
-    text = "\n".join(f"{e['what']} {e['question']}" for e in rt.gap_log.entries(viewer=user)).replace(
-        question, ""
-    )
+    text = "\n".join(f"{e.what} {e.question}" for e in gaps.entries(viewer=user)).replace(question, "")
     return any(n in text for n in _needles(doc, question))
 
 

@@ -1,75 +1,275 @@
-"""The gap log: open gaps by date, apart from answers, so recurring gaps point at missing *sources*.
+"""The gap log: open gaps apart from answers, in the database, so recurring gaps point at missing *sources*.
 
-Entries hold the gap's kind, the question's own words and who asked, never passage text or titles of what was
-read: the log outlives the thread. Admins see every entry; anyone else sees only entries of their own
-questions. One Markdown file per day under `<data dir>/gaps/`.
+Each entry keeps what the flow knew when it gave up: the gap's kind and wording (the question's own aspect
+text, never a passage title), what is missing as a normalised subject (names resolved through the store's
+alias table to the document they denote, the rest as stemmed content terms), the closest passages' document
+ids and sources (ids only: titles are looked up per viewer when shown), who asked, the thread and the time.
+
+Reading groups entries by subject (`summary`), so "Where do I park at the Oakland office?" and "Oakland office
+parking?" count as one recurring gap. Admins read every entry; anyone else only their own (`viewer`).
+`export` writes the dated notes (`gaps-YYYY-MM-DD.md`); `forget` removes one person's entries.
+
+Table `gap_entries` (SQLAlchemy Core, so SQLite and PostgreSQL alike), created on first use.
 """
 
 from __future__ import annotations
 
-import re
-import threading
+import json
+import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-_LINE = re.compile(
-    r"^- (?P<time>\d\d:\d\d) \[(?P<kind>[a-z_]+)\] (?P<what>.+?) \(asked by (?P<asker>[^:]*): (?P<question>.*)\)$"
+from sqlalchemy import Column, Engine, Float, Integer, MetaData, String, Table, Text, delete, insert, select
+
+from connectors.text import normalise
+from graph_flows.reading import terms
+
+ENTITY = "@"  # subject tokens that name a document (through the alias table) start with this
+SAME_GAP = 0.5  # Jaccard overlap of two subjects at or above which they are one recurring gap
+MAX_WHAT_CHARS = 300
+
+gap_metadata = MetaData()
+
+gap_entries = Table(
+    "gap_entries",
+    gap_metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", Float, nullable=False, index=True),
+    Column("kind", String(32), nullable=False),
+    Column("what", Text, nullable=False),  # the gap in the question's words
+    Column("subject", Text, nullable=False),  # JSON list: "@<doc id>" for a resolved name, else stemmed terms
+    Column("question", Text, nullable=False),
+    Column("asker", String(320), nullable=False, index=True),
+    Column("thread", String(200), nullable=False, default=""),
+    Column("closest", Text, nullable=False, default="[]"),  # JSON [{"doc_id", "source"}], best first
 )
 
 
+class Names(Protocol):
+    """What subject normalisation needs of the store, as the asker sees it (`graph_flows.knowledge.StoreLexicon`)."""
+
+    def names_in(self, text: str, *, strict: bool = True) -> list[str]: ...
+
+    def resolve(self, name: str) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class GapEntry:
+    id: int
+    at: datetime
+    kind: str
+    what: str
+    subject: tuple[str, ...]
+    question: str
+    asker: str
+    thread: str
+    closest: tuple[tuple[str, str], ...]  # (doc id, source)
+
+    @property
+    def day(self) -> str:
+        return self.at.date().isoformat()
+
+
+@dataclass
+class GapGroup:
+    """One recurring gap: entries about the same missing thing."""
+
+    entries: list[GapEntry] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.entries)
+
+    @property
+    def askers(self) -> list[str]:
+        return sorted({e.asker for e in self.entries})
+
+    @property
+    def first(self) -> datetime:
+        return min(e.at for e in self.entries)
+
+    @property
+    def last(self) -> datetime:
+        return max(e.at for e in self.entries)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k for k, _ in Counter(e.kind for e in self.entries).most_common()]
+
+    @property
+    def label(self) -> str:
+        """The wording of the most typical entry (the one closest to all the others)."""
+        best = max(
+            self.entries, key=lambda e: (sum(_overlap(e.subject, o.subject) for o in self.entries), -e.id)
+        )
+        return best.what
+
+    def closest(self, top: int = 3) -> list[tuple[str, str]]:
+        """The documents the closest passages came from, most often first."""
+        counts = Counter(c for e in self.entries for c in e.closest)
+        return [c for c, _ in counts.most_common(top)]
+
+
+def gap_subject(text: str, names: Names | None) -> list[str]:
+    """What a gap is about, normalised: each known name (title, key, alias) becomes the document it denotes,
+    so "S-8" and "Supplier 8" are one subject; the remaining words become stemmed content terms."""
+    tokens: list[str] = []
+    rest = normalise(text)
+    for name in names.names_in(text, strict=False) if names is not None else []:
+        docs = names.resolve(name)
+        if not docs:
+            continue
+        tokens.append(ENTITY + docs[0])
+        rest = f" {rest} ".replace(f" {normalise(name)} ", " ").strip()
+    return list(dict.fromkeys([*tokens, *terms(rest)]))
+
+
 class GapLog:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._lock = threading.Lock()
+    def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
+        self._engine, self._clock = engine, clock
+        gap_metadata.create_all(engine)
 
     def append(
-        self, question: str, gaps: list[dict[str, Any]], *, asker: str = "", when: datetime | None = None
+        self,
+        question: str,
+        gaps: Sequence[dict[str, Any]],
+        *,
+        asker: str,
+        thread: str = "",
+        when: datetime | None = None,
     ) -> None:
+        """One row per gap: {"kind", "log_what", "subject"?, "closest"?: [{"doc_id", "source"}]}."""
         if not gaps:
             return
-        when = when or datetime.now(UTC)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{when.date().isoformat()}.md"
-        lines = [
-            f"- {when:%H:%M} [{g['kind']}] {_clean(g['log_what'])} (asked: {_clean(question)})\n"
+        at = when.timestamp() if when is not None else self._clock()
+        rows = [
+            {
+                "at": at,
+                "kind": g["kind"],
+                "what": _clean(g["log_what"]),
+                "subject": json.dumps(list(g.get("subject") or gap_subject(g["log_what"], None))),
+                "question": _clean(question),
+                "asker": asker,
+                "thread": thread,
+                "closest": json.dumps(
+                    [{"doc_id": c["doc_id"], "source": c["source"]} for c in g.get("closest") or []]
+                ),
+            }
             for g in gaps
         ]
-        with self._lock:
-            new = not path.exists()
-            with path.open("a", encoding="utf-8") as fh:
-                if new:
-                    fh.write(f"# Open gaps {when.date().isoformat()}\n\n")
-                fh.writelines(lines)
+        with self._engine.begin() as conn:
+            conn.execute(insert(gap_entries), rows)
 
-    def entries(self, *, viewer: str | None = None, since: date | None = None) -> list[dict[str, str]]:
-        """Raw entries; with `viewer` only that person's own (None: every entry, for admins)."""
-        out: list[dict[str, str]] = []
-        for path in sorted(self.folder.glob("*.md")) if self.folder.is_dir() else []:
-            if since and path.stem < since.isoformat():
-                continue
-            for line in path.read_text(encoding="utf-8").splitlines():
-                m = _LINE.match(line)
-                if m and (viewer is None or m["asker"] == viewer):
-                    out.append({"day": path.stem, **m.groupdict()})
-        return out
+    def entries(self, *, viewer: str | None = None, since: date | datetime | None = None) -> list[GapEntry]:
+        """Entries oldest first; with `viewer` only that person's own (None: every entry, for admins)."""
+        query = select(gap_entries).order_by(gap_entries.c.at, gap_entries.c.id)
+        if viewer is not None:
+            query = query.where(gap_entries.c.asker == viewer)
+        if since is not None:
+            query = query.where(gap_entries.c.at >= _timestamp(since))
+        with self._engine.connect() as conn:
+            return [_entry(row) for row in conn.execute(query)]
 
     def summary(
-        self, *, since: date | None = None, top: int = 20, viewer: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Recurring gaps, most frequent first, with the days they were seen."""
-        counts: Counter[tuple[str, str]] = Counter()
-        days: dict[tuple[str, str], set[str]] = {}
-        for entry in self.entries(viewer=viewer, since=since):
-            key = (entry["kind"], entry["what"].lower())
-            counts[key] += 1
-            days.setdefault(key, set()).add(entry["day"])
-        return [
-            {"kind": kind, "what": what, "count": n, "days": sorted(days[(kind, what)])}
-            for (kind, what), n in counts.most_common(top)
-        ]
+        self, *, since: date | datetime | None = None, top: int = 20, viewer: str | None = None
+    ) -> list[GapGroup]:
+        """Recurring gaps, most asked first (then most recent)."""
+        groups = group_gaps(self.entries(viewer=viewer, since=since))
+        groups.sort(key=lambda g: (-g.count, -g.last.timestamp()))
+        return groups[:top]
+
+    def forget(self, askers: Iterable[str]) -> int:
+        """Removes every entry of these askers (a user's `/sleuth forget`); returns how many."""
+        wanted = [a for a in askers if a]
+        if not wanted:
+            return 0
+        with self._engine.begin() as conn:
+            return conn.execute(delete(gap_entries).where(gap_entries.c.asker.in_(wanted))).rowcount or 0
+
+    def export(
+        self,
+        folder: Path,
+        *,
+        since: date | datetime | None = None,
+        can_open: Callable[[str], bool] | None = None,
+    ) -> list[Path]:
+        """Writes one `gaps-YYYY-MM-DD.md` note per day that has entries; returns the files written. With
+        `can_open`, closest documents the reader may not open are counted, not named."""
+        by_day: dict[str, list[GapEntry]] = {}
+        for entry in self.entries(since=since):
+            by_day.setdefault(entry.day, []).append(entry)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for day, entries in sorted(by_day.items()):
+            path = folder / f"gaps-{day}.md"
+            path.write_text(day_note(day, entries, can_open), encoding="utf-8")
+            written.append(path)
+        return written
+
+
+def group_gaps(entries: Iterable[GapEntry]) -> list[GapGroup]:
+    """Entries about the same missing thing, together: an entry joins the first group holding an entry whose
+    subject overlaps its own by at least `SAME_GAP` and names no other document."""
+    groups: list[GapGroup] = []
+    for entry in entries:
+        home = next((g for g in groups if any(_same(entry.subject, o.subject) for o in g.entries)), None)
+        if home is None:
+            home = GapGroup()
+            groups.append(home)
+        home.entries.append(entry)
+    return groups
+
+
+def day_note(day: str, entries: Sequence[GapEntry], can_open: Callable[[str], bool] | None = None) -> str:
+    """The dated note: one line per entry (time, kind, gap, asker, thread, closest documents)."""
+    lines = [f"# Open gaps {day}", ""]
+    for e in entries:
+        shown = [f"{doc} ({source})" for doc, source in e.closest if can_open is None or can_open(doc)]
+        if len(shown) < len(e.closest):
+            shown.append(f"{len(e.closest) - len(shown)} you cannot open")
+        closest = ", ".join(shown) or "none"
+        lines.append(
+            f"- {e.at:%H:%M} [{e.kind}] {e.what} (asked by {e.asker or 'unknown'} in {e.thread or '-'}; "
+            f"closest: {closest})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _same(a: Sequence[str], b: Sequence[str]) -> bool:
+    ents_a, ents_b = {t for t in a if t.startswith(ENTITY)}, {t for t in b if t.startswith(ENTITY)}
+    if ents_a and ents_b and not ents_a & ents_b:
+        return False
+    return _overlap(a, b) >= SAME_GAP
+
+
+def _overlap(a: Sequence[str], b: Sequence[str]) -> float:
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
+
+
+def _entry(row: Any) -> GapEntry:
+    return GapEntry(
+        id=row.id,
+        at=datetime.fromtimestamp(row.at, UTC),
+        kind=row.kind,
+        what=row.what,
+        subject=tuple(json.loads(row.subject or "[]")),
+        question=row.question,
+        asker=row.asker,
+        thread=row.thread or "",
+        closest=tuple((c["doc_id"], c["source"]) for c in json.loads(row.closest or "[]")),
+    )
+
+
+def _timestamp(since: date | datetime) -> float:
+    if isinstance(since, datetime):
+        return since.timestamp()
+    return datetime(since.year, since.month, since.day, tzinfo=UTC).timestamp()
 
 
 def _clean(text: str) -> str:
-    return " ".join(text.split())[:200].replace("(asked by", "(asked")
+    return " ".join(str(text).split())[:MAX_WHAT_CHARS]

@@ -14,11 +14,12 @@ from typing import Any
 
 from graph_flows.checks import confidence, find_conflicts, verify_citations
 from graph_flows.config import THRESHOLDS
-from graph_flows.gaplog import GapLog
+from graph_flows.gaplog import GapLog, gap_subject
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
 from graph_flows.state import Answer, Evidence, ThreadState
 
+CLOSEST_DOCS = 3  # documents the gap log keeps per gap
 NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
 
 
@@ -100,8 +101,9 @@ def answer(
     if gap_log is not None and gaps:
         gap_log.append(
             state["question"],
-            [{"kind": g["kind"], "log_what": _aspect_text(plan, g)} for g in gaps],
+            [_log_gap(plan, g, evidence, ranked, lexicon) for g in gaps],
             asker=state["asker"],
+            thread=state["thread_id"],
         )
     record = {
         "turn": state["turn"],
@@ -190,6 +192,24 @@ def _ranked_docs(state: ThreadState, established_ids: set[str]) -> list[str]:
 
 def _rank_key(e: Evidence) -> tuple[float, float, int]:
     return (-e["relevance"], -e["score"], int(e["id"][1:] or 0))
+
+
+def _log_gap(
+    plan: dict[str, Any],
+    gap: dict[str, Any],
+    evidence: dict[str, Evidence],
+    ranked: list[str],
+    lexicon: StoreLexicon,
+) -> dict[str, Any]:
+    """A gap as the gap log keeps it: the question's words, its normalised subject, and where the closest
+    passages came from (the gap's clues, else the best-ranked passages): ids and sources, never titles."""
+    what = _aspect_text(plan, gap)
+    sources = {e["doc_id"]: e["source"] for e in evidence.values()}
+    docs = [evidence[c]["doc_id"] for c in gap["clues"] if c in evidence] or ranked
+    closest = [{"doc_id": d, "source": sources[d]} for d in dict.fromkeys(docs) if d in sources][
+        :CLOSEST_DOCS
+    ]
+    return {"kind": gap["kind"], "log_what": what, "subject": gap_subject(what, lexicon), "closest": closest}
 
 
 def _aspect_text(plan: dict[str, Any], gap: dict[str, Any]) -> str:

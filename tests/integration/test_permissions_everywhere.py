@@ -51,6 +51,8 @@ def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixtur
         report.by_path
     )
     assert report.leaks == []
+    assert report.gap_entries > 0  # the gap-log probe read a log the audit's questions filled...
+    assert runtime.gap_log.entries() == []  # ...its own: the real gap log never sees audit questions
 
 
 def test_not_found_and_not_yours_read_the_same(runtime: Runtime) -> None:

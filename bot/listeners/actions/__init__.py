@@ -3,10 +3,11 @@ from __future__ import annotations
 from slack_bolt import App
 
 from bot.deps import BotDeps
-from bot.listeners.actions import feedback, link_open, show_trace
+from bot.listeners.actions import admin_trace, feedback, link_open, show_trace
 
 
 def register(app: App, deps: BotDeps) -> None:
     feedback.register(app, deps)
     show_trace.register(app, deps)
     link_open.register(app, deps)
+    admin_trace.register(app, deps)

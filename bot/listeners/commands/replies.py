@@ -13,14 +13,13 @@ HELP = (
     "• `/sleuth ask <question>` (or just `/sleuth <question>`): I answer in this channel, in a thread\n"
     "• mention me in a channel, reply in my threads, or DM me\n"
     "• `/sleuth sources`: what I read, and when it was last synced\n"
-    "• `/sleuth gaps`: questions I could not fully answer, most frequent first (admins)\n"
+    "• `/sleuth gaps`: questions I could not answer, grouped by what was missing (admins: everyone's)\n"
+    "• `/sleuth forget`: I forget your questions in the gap log and your feedback clicks\n"
     "• `/sleuth link [source]`: connect your account on a source, so I search it as you\n"
     "• `/sleuth help`: this message"
 )
 ASKING = "Looking into it — I'll answer in a thread here."
-NOT_ADMIN = "Only Sleuth admins can read the gap log."
 NOT_ADMIN_POLICY = "Only Sleuth admins can change who answers in this channel are for."
-NO_GAPS = "No open gaps recorded yet."
 NOTHING_TO_LINK = "There is nothing to link: every source here trusts your Slack identity."
 
 
@@ -38,15 +37,11 @@ def sources_text(entries: list[tuple[str, str]], status: dict[str, dict[str, Any
     return "\n".join(lines)
 
 
-def gaps_text(summary: list[dict[str, Any]]) -> str:
-    if not summary:
-        return NO_GAPS
-    lines = ["*Open gaps, most frequent first*"]
-    for gap in summary:
-        lines.append(
-            f"• {escape(gap['what'])} ({escape(gap['kind'])}) — {gap['count']}× , last {gap['days'][-1]}"
-        )
-    return "\n".join(lines)
+def forgotten_text(gap_entries: int, feedback_rows: int) -> str:
+    return (
+        f"Done: I removed {gap_entries} gap-log entr{'y' if gap_entries == 1 else 'ies'} and "
+        f"{feedback_rows} feedback click{'' if feedback_rows == 1 else 's'} of yours."
+    )
 
 
 def links_text(links: list[LinkInfo], sources: list[str]) -> str:

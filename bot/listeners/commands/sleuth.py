@@ -1,21 +1,29 @@
-"""`/sleuth ask|gaps|sources|link|help`; any other text is taken as a question. Replies are private (ephemeral)
+"""`/sleuth ask|gaps|forget|sources|link|policy|help`; any other text is taken as a question. Replies are private (ephemeral)
 and immediate; a question is queued and answered in a thread of the channel by the job worker.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.answering import MAX_QUESTION_CHARS, TOO_LONG
+from bot.answering import MAX_QUESTION_CHARS, NO_IDENTITY, TOO_LONG
+from bot.askers import UnknownAsker
 from bot.deps import BotDeps
 from bot.identity import UnknownSource
+from bot.insights import recurring_gaps, slack_viewer
 from bot.jobs import COMMAND, NewJob
 from bot.listeners.commands import replies
+from bot.render_insights import gaps_text
+
+log = logging.getLogger(__name__)
 
 COMMAND_NAME = "/sleuth"
+TOP_GAPS = 10
 
 
 def handle_sleuth(ack: Ack, command: dict[str, Any], *, deps: BotDeps) -> None:
@@ -26,7 +34,9 @@ def handle_sleuth(ack: Ack, command: dict[str, Any], *, deps: BotDeps) -> None:
     elif verb == "sources":
         ack(text=_sources(deps))
     elif verb == "gaps":
-        ack(text=_gaps(deps, command["user_id"]))
+        ack(text=_gaps(deps, command))
+    elif verb == "forget":
+        ack(text=_forget(deps, command))
     elif verb == "link":
         ack(**_link(deps, command, rest.strip()))
     elif verb == "policy":
@@ -55,10 +65,34 @@ def _sources(deps: BotDeps) -> str:
     return replies.sources_text([(e.name, e.kind) for e in rt.sources()], status)
 
 
-def _gaps(deps: BotDeps, user: str) -> str:
-    if user not in deps.settings.admin_users:
-        return replies.NOT_ADMIN
-    return replies.gaps_text(deps.runtime.gap_log.summary(top=10))
+def _gaps(deps: BotDeps, command: dict[str, Any]) -> str:
+    """Recurring gaps: an admin's are everyone's, anyone else's only their own; titles as they may see them."""
+    if deps.askers is None:
+        return replies.HELP
+    rt, days = deps.runtime, deps.settings.insights_window_days
+    try:
+        viewer = slack_viewer(
+            rt.store, deps.askers, deps.settings.admin_users, command["team_id"], command["user_id"]
+        )
+    except UnknownAsker:
+        return NO_IDENTITY
+    since = datetime.now(UTC) - timedelta(days=days)
+    return gaps_text(recurring_gaps(rt.gap_log, viewer, since=since, top=TOP_GAPS), days)
+
+
+def _forget(deps: BotDeps, command: dict[str, Any]) -> str:
+    """`/sleuth forget`: removes the user's gap-log entries and feedback rows."""
+    if deps.askers is None:
+        return replies.HELP
+    user = command["user_id"]
+    try:
+        asker = deps.askers.resolve(command["team_id"], user, notes=False)
+    except UnknownAsker:
+        return NO_IDENTITY
+    gaps = deps.runtime.gap_log.forget({asker.label, f"slack:{user}"})
+    clicks = deps.feedback.forget(user)
+    log.info("user data forgotten", extra={"gap_entries": gaps, "feedback_rows": clicks})
+    return replies.forgotten_text(gaps, clicks)
 
 
 def _policy(deps: BotDeps, command: dict[str, Any], wanted: str) -> str:

@@ -15,20 +15,27 @@ from slack_sdk import WebClient
 from bot.deps import BotDeps
 from bot.listeners.views.admin_sources import admin_home, is_admin
 from bot.listeners.views.builders import SUGGESTED_PROMPTS, SUGGESTED_TITLE, home_view
+from bot.listeners.views.insights_home import insights_section
+
+HOME_BLOCKS = 100  # Slack's limit for a Home tab view
 
 
-def handle_app_home_opened(event: dict[str, Any], client: WebClient, *, deps: BotDeps) -> None:
+def handle_app_home_opened(
+    event: dict[str, Any], body: dict[str, Any], client: WebClient, *, deps: BotDeps
+) -> None:
     if event.get("tab") == "messages":
         client.assistant_threads_setSuggestedPrompts(
             channel_id=event["channel"], title=SUGGESTED_TITLE, prompts=SUGGESTED_PROMPTS
         )
         return
-    linking = deps.linker is not None
-    if is_admin(deps, event["user"]):
-        client.views_publish(user_id=event["user"], view=admin_home(deps, linking=linking))
-        return
-    sources = [entry.name for entry in deps.runtime.sources()]
-    client.views_publish(user_id=event["user"], view=home_view(sources, linking=linking))
+    linking, user = deps.linker is not None, event["user"]
+    if is_admin(deps, user):
+        view = admin_home(deps, linking=linking)
+    else:
+        view = home_view([entry.name for entry in deps.runtime.sources()], linking=linking)
+    room = HOME_BLOCKS - len(view["blocks"])
+    view["blocks"] += insights_section(deps, str(body.get("team_id") or ""), user, room=room)
+    client.views_publish(user_id=user, view=view)
 
 
 def register(app: App, deps: BotDeps) -> None:
