@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
+
 from connectors.knowledge.store import KnowledgeStore
 from evals.metrics import distinct
 from graph_flows.config import FlowConfig
@@ -53,10 +55,14 @@ class Outcome:
 def build_investigator(
     store: KnowledgeStore, flow_settings: FlowConfig | None = None, *, reasoner: Reasoner | None = None
 ) -> Investigator:
-    """The Investigator as the bot builds it, minus what a bench must not have: checkpointer and gap log. The
-    bench's time budget is generous so a loaded machine changes the latency columns, not the answers."""
+    """The Investigator as the bot builds it, minus what a bench must not keep: the gap log, and threads on
+    disk. Threads live in memory (a real LangGraph checkpointer), so a follow-up reads its thread's earlier
+    turns as in Slack. The bench's time budget is generous so a loaded machine changes the latency columns,
+    not the answers."""
     settings = flow_settings or FlowConfig(time_budget_s=BENCH_TIME_BUDGET_S)
-    flow = build_flow(store, reasoner or OfflineReasoner(), settings, checkpointer=None, gap_log=None)
+    flow = build_flow(
+        store, reasoner or OfflineReasoner(), settings, checkpointer=InMemorySaver(), gap_log=None
+    )
     return Investigator(flow=flow, flow_settings=settings)
 
 

@@ -8,7 +8,7 @@ current asker's principals by `plan` before any reuse).
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 Direction = Literal["text", "graph"]
 # The turn's plan as the state holds it (aspects, entities, answer_type, comparison, followup_of, direction).
@@ -107,6 +107,14 @@ class TraceEntry(TypedDict, total=False):
     ms: float
 
 
+class Subject(TypedDict):
+    """A name the answer stated, with the passage that stated it: what "it" or "they" in a follow-up may
+    mean. Kept with its evidence so a later asker who cannot open that passage never inherits the name."""
+
+    name: str
+    evidence_id: str
+
+
 class TurnRecord(TypedDict):
     turn: int
     question: str
@@ -114,6 +122,8 @@ class TurnRecord(TypedDict):
     evidence_ids: list[str]
     gaps: list[Gap]
     answered: bool
+    effective_question: NotRequired[str]  # the question as answered (a follow-up made whole)
+    subjects: NotRequired[list[Subject]]
 
 
 class TurnInput(TypedDict, total=False):

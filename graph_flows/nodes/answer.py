@@ -8,16 +8,17 @@ passages handed to composition); rendering it for Slack or a terminal is someone
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from connectors.text import TICKET_KEY, normalise
 from graph_flows.checks import confidence, find_conflicts, verify_citations
 from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog, gap_subject
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
-from graph_flows.reasoners.base import ComposedSentence, Reasoner
-from graph_flows.state import Answer, Evidence, ThreadState
+from graph_flows.reasoners.base import ComposedSentence, Lexicon, Reasoner
+from graph_flows.state import Answer, Evidence, Plan, Subject, ThreadState
 
 CLOSEST_DOCS = 3  # documents the gap log keeps per gap
 NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
@@ -112,6 +113,8 @@ def answer(
         "evidence_ids": [eid for eid in numbers],
         "gaps": state["gaps"],
         "answered": answered,
+        "effective_question": plan.get("effective_question") or state["question"],
+        "subjects": _subjects(kept, evidence, lexicon, plan),
     }
     entry = {
         "node": "answer",
@@ -125,6 +128,27 @@ def answer(
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+def _subjects(
+    kept: Sequence[ComposedSentence], evidence: dict[str, Evidence], lexicon: Lexicon, plan: Plan
+) -> list[Subject]:
+    """The names the answer stated that the question did not: what a follow-up's "it" or "they" may point
+    at ("which supplier makes our packs?" -> "Lumen Cell"; "where are they located?"). A cited ticket is
+    named by its key ("which ticket tracks 4.3?" -> "ENG-230"; "when does it ship?")."""
+    asked = {normalise(n) for n in plan.get("entities", [])}
+    question = normalise(plan.get("effective_question", ""))
+    out: list[Subject] = []
+    for sentence in kept:
+        if not sentence.cites:
+            continue
+        cited = evidence.get(sentence.cites[0])
+        key = TICKET_KEY.match(cited["title"]) if cited else None
+        for name in [*lexicon.names_in(sentence.text), *([key.group(0)] if key else [])]:
+            said = normalise(name)
+            if said and said not in asked and said not in question:
+                out.append({"name": name, "evidence_id": sentence.cites[0]})
+    return out[:5]
 
 
 def join_lines(lines: Iterable[str]) -> str:

@@ -27,6 +27,7 @@ def plan(
             **t,
             "evidence_ids": [i for i in t["evidence_ids"] if i in kept_ids],
             "gaps": [g for g in t["gaps"] if set(g["clues"]) <= kept_ids],
+            "subjects": [x for x in t.get("subjects", []) if x["evidence_id"] in kept_ids],
         }
         for t in state.get("turns", [])
     ]

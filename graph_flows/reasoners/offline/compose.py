@@ -171,7 +171,8 @@ def list_answer(
         shown = 0
         for part in same_doc:
             blocks: dict[int, list[Unit]] = {}
-            for unit in readable_units(part):
+            found = readable_units(part)
+            for unit in found:
                 if unit.kind in {"item", "row"} and unit.block >= 0:
                     blocks.setdefault(unit.block, []).append(unit)
             for items in blocks.values():
@@ -179,7 +180,13 @@ def list_answer(
                     break
                 room = items[: w.MAX_LIST_ITEMS - shown]
                 shown += len(room)
-                lines.append((_bullets(items[0].heading, room, len(items)), part["id"]))
+                # a section's rule stated in prose next to its list ("advance only if crash-free >= 99.5%")
+                rules = [
+                    u for u in found if u.kind == "sentence" and u.heading == items[0].heading and u.heading
+                ]
+                lines.append(
+                    (_bullets(items[0].heading, room, len(items), rules[: w.SECTION_PROSE]), part["id"])
+                )
         return lines
     ranked = scored_units([e], weights, "list", question, lexicon)
     best = next((u for _, u, _ in ranked if u.block >= 0 and u.kind in {"item", "row"}), None)
@@ -196,10 +203,11 @@ def _asks_more_than_title(e: Evidence, aspect: dict[str, Any]) -> bool:
     return any(t not in own and t not in scaffold for t in aspect["terms"])
 
 
-def _bullets(heading: str, items: Sequence[Unit], total: int) -> str:
+def _bullets(heading: str, items: Sequence[Unit], total: int, prose: Sequence[Unit] = ()) -> str:
     lines = [f"{heading}:" if heading else ""] + [f"• {u.text}" for u in items]
     if total > len(items):
         lines.append(f"• … and {total - len(items)} more")
+    lines += [u.text for u in prose]
     return "\n".join(line for line in lines if line)
 
 

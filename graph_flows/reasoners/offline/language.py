@@ -15,6 +15,9 @@ from graph_flows.reasoners.base import Lexicon
 _FOLLOWUP_START = re.compile(
     r"^(and|also|what about|how about|same for|and for|and in|and the|what of|then)\b", re.I
 )
+# the words that stand for the thing itself: "that"/"this" only on their own ("what about that?"), never as
+# in "the team that runs it"
+_REFERS = re.compile(r"\b(it|they|them|those|these|he|she|him)\b|\b(that|this)\b(?=\s*[?.!,]*$)", re.I)
 PRONOUN = re.compile(r"\b(it|its|that|this|they|them|their|those|these|he|she|his|her)\b", re.I)
 COMPARISON = re.compile(r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same)\b", re.I)
 QUOTED = re.compile(r"[\"“]([^\"”]{3,80})[\"”]")
@@ -90,17 +93,34 @@ def is_followup(question: str, lexicon: Lexicon) -> bool:
     return bool(PRONOUN.search(question)) and not lexicon.names_in(question) and len(content) <= 5
 
 
-def followup_question(previous: str, followup: str, lexicon: Lexicon) -> tuple[str, str]:
+def followup_question(
+    previous: str, followup: str, lexicon: Lexicon, *, answered: Sequence[str] = ()
+) -> tuple[str, str]:
     """The follow-up as a whole question, and what kind of edit it made to the previous one:
 
-    - "entity": another thing, same question ("and for the Android app?", "And the Pro model?");
-    - "attribute": the same thing, another question ("and its weight?", "who owns it?");
+    - "entity": another thing, same question ("and for the Android app?", "And the Pro model?", "what about
+      Starter?");
+    - "attribute": the same thing, another question ("and its weight?", "who owns it?"); after a question
+      that asked *for* a thing ("which supplier makes our packs?"), "it"/"they" is the thing the answer named
+      (`answered`);
+    - "own": a whole question of its own that only opens like a follow-up ("and how does a customer get logs
+      from the iOS app?");
     - "same": nothing new ("and?", "why?" keeps the previous question with the new cue).
     """
     fresh = [t for t in tokens(followup) if t not in set(tokens(previous)) and t not in STOPWORDS]
-    swapped = _swap_name(previous, fresh, lexicon, followup) or _swap_aligned(previous, followup, fresh)
+    asked = [t for t in fresh if t not in _SCAFFOLD]
+    if len(asked) >= _OWN_QUESTION and _QUESTION_WORD.search(followup) and not _REFERS.search(followup):
+        return _FOLLOWUP_START.sub("", followup.strip()).strip(" ,"), "own"
+    swapped = (
+        _swap_name(previous, fresh, lexicon, followup)
+        or _swap_code(previous, followup, asked)
+        or _swap_aligned(previous, followup, fresh)
+    )
     if swapped:
         return swapped, "entity"
+    if answered and PRONOUN.search(followup) and _ASKS_FOR_A_THING.search(previous):
+        cue = _FOLLOWUP_START.sub("", followup.strip()).strip(" ,?.")
+        return _REFERS.sub(answered[0], _POSSESSIVE_PRONOUN.sub(f"{answered[0]}'s", cue)), "attribute"
     named = lexicon.names_in(followup)
     if named and not PRONOUN.search(followup):
         # a new name and nothing pointing back: the previous question about it
@@ -113,7 +133,7 @@ def followup_question(previous: str, followup: str, lexicon: Lexicon) -> tuple[s
         cue = _FOLLOWUP_START.sub("", followup.strip()).strip(" ,?.")
         if PRONOUN.search(cue):
             cue = _POSSESSIVE_PRONOUN.sub(f"{target}'s", cue)
-            return PRONOUN.sub(target, cue), "attribute"
+            return _REFERS.sub(target, cue), "attribute"
         return f"{cue} of {target}", "attribute"
     return f"{followup} {previous}", "same"
 
@@ -137,6 +157,61 @@ def _as_written(word: str, text: str) -> str:
     """A lower-cased token as the text writes it ("android" -> "Android")."""
     m = re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)
     return m.group(0) if m else word
+
+
+def _swap_code(previous: str, followup: str, asked: Sequence[str]) -> str | None:
+    """A follow-up that brings only a new name ("And the P3?", "what about Starter?", "and for Radhaus
+    Berlin?", "And the Fen 7 Cargo?") puts it where the previous question's name of the same kind stood."""
+    spans = name_spans_in(followup)
+    new = [sp for sp in spans if any(t in asked for t in tokens(sp))]
+    rest = [t for t in asked if not any(t in tokens(sp) for sp in new)]
+    if len(new) != 1 or rest:
+        return None
+    written = new[0]
+    old_spans = name_spans_in(previous)
+    first = tokens(written)[0]
+    # the previous name that shares the new one's first word ("Fen 3" for "Fen 7 Cargo"), else one of its kind
+    for old in sorted(old_spans, key=lambda sp: tokens(sp)[0] != first):
+        if old != written and (tokens(old)[0] == first or _same_kind(tokens(old)[-1], tokens(written)[-1])):
+            return re.sub(rf"\b{re.escape(old)}\b", written, previous, count=1)
+    return None
+
+
+_NAME_WORD = r"(?:[A-Z][\w'’&-]*|\d[\w.]*)"
+
+
+def name_spans_in(text: str) -> list[str]:
+    """Runs of capitalised words and codes past the first word ("Fen 7 Cargo", "Radhaus Berlin", "P3"), not
+    question scaffolding: the names a question is about, known to the lexicon or not."""
+    out = []
+    for m in re.finditer(rf"{_NAME_WORD}(?:\s+{_NAME_WORD})*", text):
+        words = m.group(0).split()
+        while words and (words[0].lower() in _SCAFFOLD or words[0].lower() in STOPWORDS):
+            words = words[1:]  # "And", "What": the question's own words
+        if words and not all(w.isdigit() for w in words):
+            out.append(" ".join(words))
+    return out
+
+
+def _same_kind(a: str, b: str) -> bool:
+    """Two names that can stand in for each other: codes of one family ("p2"/"p3"), release numbers, or two
+    plain words."""
+    code_a, code_b = _CODE_FAMILY.match(a), _CODE_FAMILY.match(b)
+    if code_a or code_b:
+        return bool(code_a and code_b and code_a.group(1) == code_b.group(1))
+    if VERSION.fullmatch(a) or VERSION.fullmatch(b):
+        return bool(VERSION.fullmatch(a) and VERSION.fullmatch(b))
+    return a.isalpha() and b.isalpha() and len(a) > 1 and len(b) > 1
+
+
+_CODE_FAMILY = re.compile(r"^([a-z]+)-?\d+$")
+_QUESTION_WORD = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.I)
+_OWN_QUESTION = 3  # fresh content words that make a follow-up-shaped question one of its own
+# a question that asks *for* a thing: its answer is what a follow-up's pronoun then means
+_ASKS_FOR_A_THING = re.compile(
+    r"^\W*(?:and\s+)?(?:which|who|whom|what (?:company|supplier|vendor|customer|ticket|team|tool|person|product))\b",
+    re.I,
+)
 
 
 def _swap_aligned(previous: str, followup: str, fresh: Sequence[str]) -> str | None:
@@ -165,6 +240,11 @@ def target_phrase(question: str) -> str:
     m = _TARGET.search(question.strip())
     if m:
         return m.group(1).strip()
+    spans = name_spans_in(question)
+    if spans:  # the last name, with the word that says what it is ("the Harbor project approved")
+        m = re.search(rf"\b{re.escape(spans[-1])}(\s+[a-z][\w-]*)?", question)
+        follower = ((m.group(1) if m else "") or "").strip()
+        return spans[-1] + (f" {follower}" if follower and follower not in STOPWORDS else "")
     named = constraint_words(question)
     if named:  # the first name with the word after it ("the Harbor project approved" -> "Harbor project")
         m = re.search(rf"\b({re.escape(named[0])})(\s+[a-z][\w-]*)?", question, re.IGNORECASE)

@@ -28,7 +28,9 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
     effective, followup_of, edit = q, None, ""
     if history and is_followup(q, lexicon):
         previous = history[-1]
-        effective, edit = followup_question(previous["question"], q, lexicon)
+        subjects = [s["name"] for s in previous.get("subjects", [])]
+        asked = previous.get("effective_question") or previous["question"]
+        effective, edit = followup_question(asked, q, lexicon, answered=subjects)
         followup_of = previous["turn"]
     keys = TICKET_KEY.findall(effective)
     quoted = QUOTED.findall(q)

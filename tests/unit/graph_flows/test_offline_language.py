@@ -94,6 +94,44 @@ def test_answer_type(question: str, kind: str) -> None:
         ("what's the top speed of the Pro model?", "and its weight?", [], "Pro model's weight", "attribute"),
         # a pronoun keeps the thing and brings the question
         ("when was the Harbor project approved?", "who owns it?", [], "who owns Harbor project", "attribute"),
+        # a new name phrase stands where the previous one of its family stood, known to the lexicon or not
+        (
+            "what's the battery life of the Kite 2?",
+            "And the Kite 4 Max?",
+            [],
+            "what's the battery life of the Kite 4 Max?",
+            "entity",
+        ),
+        (
+            "who is the account manager for Northgate?",
+            "and for Blue Harbor Foods?",
+            [],
+            "who is the account manager for Blue Harbor Foods?",
+            "entity",
+        ),
+        (
+            "how heavy is the Kite 4 Max?",
+            "and how much can it carry?",
+            [],
+            "how much can Kite 4 Max carry",
+            "attribute",
+        ),
+        # "that" in "the team that runs it" is not the thing
+        (
+            "what is the Osprey service?",
+            "who leads the team that runs it?",
+            ["Osprey Service"],
+            "who leads the team that runs Osprey Service",
+            "attribute",
+        ),
+        # a whole question that only opens like a follow-up stands on its own
+        (
+            "what's the SLA for Gold partners?",
+            "and how do I escalate a ticket that has been waiting for a week?",
+            [],
+            "how do I escalate a ticket that has been waiting for a week?",
+            "own",
+        ),
     ],
 )
 def test_followups_edit_the_previous_question(
@@ -102,6 +140,18 @@ def test_followups_edit_the_previous_question(
     lexicon = Lexicon(names)
     assert is_followup(followup, lexicon)
     assert followup_question(previous, followup, lexicon) == (expected, edit)
+
+
+def test_a_pronoun_after_a_question_for_a_thing_means_what_the_answer_named() -> None:
+    lexicon = Lexicon([])
+    asked = followup_question(
+        "which vendor supplies our saddles?", "where are they based?", lexicon, answered=["Corvo Leather"]
+    )
+    assert asked == ("where are Corvo Leather based", "attribute")
+    # without an answer to point at, the pronoun keeps the previous question's thing
+    assert followup_question("which vendor supplies our saddles?", "where are they based?", lexicon)[0] != (
+        "where are Corvo Leather based"
+    )
 
 
 def test_a_full_question_is_not_a_followup() -> None:
