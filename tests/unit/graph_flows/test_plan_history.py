@@ -1,0 +1,78 @@
+"""The plan node hands the reasoner the thread's earlier turns as *this* asker may see them: a name an earlier
+answer stated ("it" in a follow-up may mean it) travels only with the passage that stated it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from graph_flows.config import FlowConfig
+from graph_flows.nodes.plan import plan
+from graph_flows.reasoners.base import PlanProposal
+
+
+class Knowledge:
+    """Chunk "c1" is public, "c2" is readable by finance only."""
+
+    def read(self, chunk_id: str, principals: frozenset[str]) -> Any | None:
+        if chunk_id == "c2" and "group:finance" not in principals:
+            return None
+        return SimpleNamespace(chunk_id=chunk_id)
+
+    def graph(self, principals: frozenset[str]) -> Any:
+        return SimpleNamespace(names={})
+
+
+class Recorder:
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.history: list[Any] = []
+
+    def plan(self, question: str, *, history: Any, lexicon: Any) -> PlanProposal:
+        self.history = list(history)
+        aspects = [{"id": "a1", "text": question, "terms": [], "entities": []}]
+        return PlanProposal(
+            aspects=aspects, entities=[], answer_type="thing", comparison=False, direction="text"
+        )
+
+
+def _state(principals: list[str]) -> dict[str, Any]:
+    evidence = [
+        {"id": "E1", "chunk_id": "c1", "doc_id": "d1"},
+        {"id": "E2", "chunk_id": "c2", "doc_id": "d2"},
+    ]
+    turn = {
+        "turn": 1,
+        "question": "which vendor makes our saddles?",
+        "asker": "fin@x.io",
+        "evidence_ids": ["E1", "E2"],
+        "gaps": [],
+        "answered": True,
+        "effective_question": "which vendor makes our saddles?",
+        "subjects": [
+            {"name": "Corvo Leather", "evidence_id": "E2"},
+            {"name": "Saddle Guide", "evidence_id": "E1"},
+        ],
+    }
+    return {
+        "question": "where are they based?",
+        "principals": principals,
+        "evidence": evidence,
+        "turns": [turn],
+    }
+
+
+def test_names_from_passages_the_asker_cannot_open_do_not_reach_the_plan() -> None:
+    reasoner = Recorder()
+    plan(_state(["user:public@x.io"]), knowledge=Knowledge(), reasoner=reasoner, flow_settings=FlowConfig())
+    (previous,) = reasoner.history
+    assert [s["name"] for s in previous["subjects"]] == ["Saddle Guide"]
+    assert previous["evidence_ids"] == ["E1"]
+
+
+def test_the_asker_who_may_open_them_keeps_them() -> None:
+    reasoner = Recorder()
+    state = _state(["user:fin@x.io", "group:finance"])
+    plan(state, knowledge=Knowledge(), reasoner=reasoner, flow_settings=FlowConfig())
+    assert [s["name"] for s in reasoner.history[0]["subjects"]] == ["Corvo Leather", "Saddle Guide"]
