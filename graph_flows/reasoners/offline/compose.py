@@ -82,7 +82,9 @@ def compose(
             asked = aspect["text"] if plan.get("comparison") else question  # a side is read for itself
             # a compared side is described from all its page says; a fact comes from the passage that holds it
             parts = same_document(e, evidence) if plan.get("comparison") else [e]
-            picked = best_units(parts, weights, kind, asked, lexicon, avoid=others)
+            picked = best_units(
+                parts, weights, kind, asked, lexicon, avoid=others, label=constraint_words(aspect["text"])
+            )
             if not plan.get("comparison") and picked:
                 named = {t for name in aspect["entities"] for t in term_set(name)}
                 onward = named_passages(picked, evidence, lexicon)
@@ -237,13 +239,28 @@ def best_units(
     lexicon: Lexicon,
     *,
     avoid: frozenset[str] = frozenset(),
+    label: Sequence[str] = (),
 ) -> list[tuple[Unit, str]]:
     """The best unit, and the runner-up when it scores nearly as well (questions often ask two things). In a
-    comparison, a unit that names another side speaks of the contrast, not of this side: it comes last."""
+    comparison, a unit that names another side speaks of the contrast, not of this side: it comes last. A
+    table row whose label is the name the question asks about ("Plan: Pro") is that thing's row, ahead of a
+    row that only mentions it ("Everything in Pro")."""
     ranked = scored_units(parts, weights, kind, question, lexicon)
+    if label:
+        ranked = sorted(
+            ranked,
+            key=lambda item: -(item[0] + (w.ROW_LABEL if _labelled(item[1], label) else 0.0)),
+        )
     if avoid:
-        ranked = sorted(ranked, key=lambda item: bool(avoid & term_set(item[1].text)))
+        ranked = sorted(
+            ranked,
+            key=lambda item: bool(avoid & term_set(item[1].text)) and not _labelled(item[1], label),
+        )
     return [(u, eid) for score, u, eid in ranked[:2] if score >= w.RUNNER_UP * ranked[0][0]]
+
+
+def _labelled(unit: Unit, names: Sequence[str]) -> bool:
+    return unit.kind == "row" and bool(unit.label) and mentions_all(names[:1], [unit.label])
 
 
 def scored_units(

@@ -19,11 +19,16 @@ _FOLLOWUP_START = re.compile(
 # in "the team that runs it"
 _REFERS = re.compile(r"\b(it|they|them|those|these|he|she|him)\b|\b(that|this)\b(?=\s*[?.!,]*$)", re.I)
 PRONOUN = re.compile(r"\b(it|its|that|this|they|them|their|those|these|he|she|his|her)\b", re.I)
-COMPARISON = re.compile(r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same)\b", re.I)
+COMPARISON = re.compile(
+    r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same|\w+er than|more \w+ than)\b",
+    re.I,
+)
 QUOTED = re.compile(r"[\"“]([^\"”]{3,80})[\"”]")
-_CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'-]*(?:\s+(?:of|the|and|de|von|van|[A-Z][\w'-]*))*)")
+_CAPITALISED = re.compile(
+    r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|von|van)\b|[A-Z][\w'-]*))*)"
+)
 _JOINER = re.compile(
-    r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared (?:to|with)|differs? from|than)\W*(?:the\s+)?$",
+    r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared? (?:to|with)|differs? from|than)\W*(?:(?:the|a|an)\s+)?$",
     re.I,
 )
 # Question scaffolding: capitalised for grammar, never a name the answer must contain.
@@ -284,6 +289,8 @@ def comparison_sides(question: str, entities: list[str]) -> list[str]:
         spans = name_spans(
             question, [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
         )
+    if len(spans) < 2:  # "the Starter and Pro plans", "a P3 than a P2": names and codes, not joined
+        spans = name_spans(question, name_spans_in(question))
     sides: list[str] = []
     for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
         if _JOINER.match(question[e1:s2]):

@@ -49,5 +49,6 @@ SHAPELESS = 0.5  # a unit without the span a typed question asks for (a date, a 
 CHOSEN_PASSAGE = 0.2  # units of the passage that established the aspect, over its document's other passages
 RELATED_MIN = 0.45  # a closest-passage unit (shown when nothing answers) must score at least this
 COVER_GAIN = 0.15  # a further unit is quoted when it covers this share of the question left unsaid
+ROW_LABEL = 0.3  # a table row whose first cell is the asked name, over rows that merely mention it
 SECTION_PROSE = 2  # sentences of a listed section's prose kept with its list (its rule, its condition)
 MAX_LIST_ITEMS = 25  # items of a list answer; the rest are counted, not shown

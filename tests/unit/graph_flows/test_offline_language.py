@@ -18,7 +18,7 @@ from graph_flows.reading import (
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence
-from graph_flows.reasoners.offline.compose import cover_rest, unit_text
+from graph_flows.reasoners.offline.compose import best_units, cover_rest, unit_text
 from graph_flows.reasoners.offline.language import (
     comparison_sides,
     constraint_words,
@@ -173,6 +173,11 @@ def test_a_full_question_is_not_a_followup() -> None:
         ),
         ("is the Leland, North Carolina office open?", ["Leland, North Carolina"], []),
         ("who owns Alpha Team or its budget?", ["Alpha Team"], []),
+        # names the lexicon does not know: plan tiers and model codes
+        ("what's the fee difference between the Basic and Plus tiers?", [], ["Basic", "Plus"]),
+        ("how does the range of the K2 compare with the K4?", [], ["K2", "K4"]),
+        ("is the Leeds depot bigger than Hull?", [], ["Leeds", "Hull"]),
+        ("which depots handle more than 40 vans?", [], []),
     ],
 )
 def test_comparison_sides(question: str, names: list[str], sides: list[str]) -> None:
@@ -363,6 +368,14 @@ def test_a_release_number_is_a_constraint_and_its_neighbour_a_sibling() -> None:
     assert not mentions_all(["5.1"], ["The 5.12 release ships in June."])
     assert names_a_sibling("Milestone: 5.0 rollout starts", "5.1")
     assert not names_a_sibling("Milestone: 5.1 rollout starts", "5.1")
+
+
+def test_the_row_of_the_asked_name_beats_a_row_that_mentions_it() -> None:
+    table = "| Tier | Fee | Includes |\n|---|---|---|\n| Basic | $10 | Email |\n| Plus | $25 | Everything in Basic |\n| Max | $60 | Everything in Plus |"
+    e = {"id": "E1", "doc_id": "d", "title": "Tiers", "text": table}
+    weights = {t: 1.0 for t in question_terms("what is the fee of the Plus tier?")}
+    picked = best_units([e], weights, "thing", "", Lexicon([]), avoid=frozenset({"basic"}), label=["plus"])
+    assert picked[0][0].text.startswith("Tier: Plus")
 
 
 def test_cover_rest_adds_the_unit_that_says_what_the_first_one_leaves_out() -> None:
