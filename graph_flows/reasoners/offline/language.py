@@ -20,7 +20,7 @@ _FOLLOWUP_START = re.compile(
 _REFERS = re.compile(r"\b(it|they|them|those|these|he|she|him)\b|\b(that|this)\b(?=\s*[?.!,]*$)", re.I)
 PRONOUN = re.compile(r"\b(it|its|that|this|they|them|their|those|these|he|she|his|her)\b", re.I)
 COMPARISON = re.compile(
-    r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same|\w+er than|more \w+ than)\b",
+    r"\b(or|vs\.?|versus|between|compare[sd]?|comparison|both|differ\w*|same|than)\b",
     re.I,
 )
 QUOTED = re.compile(r"[\"“]([^\"”]{3,80})[\"”]")
@@ -28,7 +28,13 @@ _CAPITALISED = re.compile(
     r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|von|van)\b|[A-Z][\w'-]*))*)"
 )
 _JOINER = re.compile(
-    r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared? (?:to|with)|differs? from|than)\W*(?:(?:the|a|an)\s+)?$",
+    r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared? (?:to|with)|differs? from|than)\W*"
+    r"(?:(?:the|a|an)\s+)?$",
+    re.I,
+)
+# "Gold dealers hear back from us compared with Silver ones", "in Germany compared to at home in the Netherlands"
+_LOOSE_JOINER = re.compile(
+    r"^\W*(?:[\w']+\s+){0,6}?(?:compared? (?:to|with)|differs? from|versus|vs\.?)\W*(?:[\w']+\s+){0,4}?$",
     re.I,
 )
 # Question scaffolding: capitalised for grammar, never a name the answer must contain.
@@ -284,18 +290,19 @@ def comparison_sides(question: str, entities: list[str]) -> list[str]:
     Carolina") or an "or" elsewhere in the sentence is not a comparison."""
     if not COMPARISON.search(question):
         return []
-    spans = name_spans(question, entities)
-    if len(spans) < 2:
-        spans = name_spans(
-            question, [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
-        )
-    if len(spans) < 2:  # "the Starter and Pro plans", "a P3 than a P2": names and codes, not joined
-        spans = name_spans(question, name_spans_in(question))
-    sides: list[str] = []
-    for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
-        if _JOINER.match(question[e1:s2]):
-            sides += [n for n in (n1, n2) if n not in sides]
-    return sides[:4] if len(sides) >= 2 else []
+    # known names first; then runs of capitalised words and codes ("the Starter and Pro plans", "Fen 5 versus
+    # Fen 7 Cargo"); then capitalised phrases that may hold "of"/"and" ("Bank of Leeds")
+    capitalised = [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
+    for names in (entities, name_spans_in(question), capitalised):
+        spans = name_spans(question, names)
+        sides: list[str] = []
+        for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
+            between = question[e1:s2]
+            if _JOINER.match(between) or _LOOSE_JOINER.match(between):
+                sides += [n for n in (n1, n2) if n not in sides]
+        if len(sides) >= 2:
+            return sides[:4]
+    return []
 
 
 def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]]:

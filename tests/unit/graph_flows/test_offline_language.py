@@ -178,6 +178,9 @@ def test_a_full_question_is_not_a_followup() -> None:
         ("how does the range of the K2 compare with the K4?", [], ["K2", "K4"]),
         ("is the Leeds depot bigger than Hull?", [], ["Leeds", "Hull"]),
         ("which depots handle more than 40 vans?", [], []),
+        ("how much heavier is the Kite 4's frame than the Kite 2's?", [], ["Kite 4", "Kite 2"]),
+        ("Kite 2 versus Kite 4 Max: which one goes further?", [], ["Kite 2", "Kite 4 Max"]),
+        ("how fast do Bronze partners get a reply compared with Platinum ones?", [], ["Bronze", "Platinum"]),
     ],
 )
 def test_comparison_sides(question: str, names: list[str], sides: list[str]) -> None:
