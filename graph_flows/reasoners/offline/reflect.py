@@ -403,7 +403,8 @@ def best_chain_for(
         if kind in {"date", "number", "money", "person", "place", "explanation"} and not has_answer_shape(
             reading.best, kind
         ):
-            coverage *= w.SHAPE_PENALTY
+            # a "when" or "how many" the unit holds no date or quantity for is not answered by it
+            coverage *= w.SHAPELESS_FACT if kind in {"date", "number", "money"} else w.SHAPE_PENALTY
         elif kind == "explanation":
             coverage += w.CAUSE_BONUS  # "blocked by", "because": the unit gives a reason, as "why" asks
         if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):

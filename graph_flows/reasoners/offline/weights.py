@@ -32,7 +32,8 @@ DENSE_READ_PASSAGES = (
 )
 NAMED_PAIR = 0.9  # a pair joined only by a name must beat a single passage by this margin to be chosen
 HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
-SHAPE_PENALTY = 0.6  # the answering unit lacks the expected answer's shape (no date for "when")
+SHAPE_PENALTY = 0.7  # the answering unit lacks the expected answer's shape (no name for "who")
+SHAPELESS_FACT = 0.5  # ... no date for "when", no quantity for "how many": never established
 CAUSE_BONUS = 0.1  # a "why" question met by a unit that states a cause ("blocked by", "because", "due to")
 UNANCHORED = 0.8  # the chain never names what the question names
 OFF_ROOT = 0.7  # the question names an entity whose own passage is not the chain's root
