@@ -51,10 +51,8 @@ class Reading:
     covered: frozenset[str]
     coverage: float
     anywhere: frozenset[str]  # aspect terms found anywhere in the passage or its title
-    unit_dense: float = (
-        0.0  # dense support of the unit closest in meaning, read with its heading (0 until read)
-    )
-    dense_best: str = ""  # that unit
+    unit_dense: float = 0.0  # dense support of the unit closest in meaning (0 until read densely)
+    dense_best: Unit | None = None  # that unit, read with its heading
 
 
 def reflect(
@@ -81,8 +79,12 @@ def reflect(
             notes.append(f"{aspect['id']}: named item not found")
             continue
         readings = {e["id"]: read(e, weights, total, plan["answer_type"]) for e in evidence}
-        if not aspect["entities"]:  # only a question with no name to anchor on uses it (the gate below)
+        unseen = unseen_terms(weights, lexicon) - entity_terms
+        # read densely: a question with no name to anchor on (the gate below), or with words no page uses
+        if not aspect["entities"] or unseen:
             _read_densely(readings, by_id, plan.get("effective_question") or aspect["text"], lexicon)
+        if unseen and len(unseen) < len(weights):
+            _carry_unseen(readings, weights, total, unseen, plan["answer_type"])
         for eid, reading in readings.items():
             bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
             lexical_part = min(1.0, reading.coverage + bonus)
@@ -294,7 +296,35 @@ def _read_densely(
         if not found:
             continue
         sims = lexicon.similarity(question, [dense_text(e, u) for u in found])
-        reading.unit_dense = dense_support(max(sims))
+        top = max(range(len(found)), key=lambda i: sims[i])
+        reading.unit_dense, reading.dense_best = dense_support(sims[top]), found[top]
+
+
+def unseen_terms(weights: dict[str, float], lexicon: Lexicon) -> frozenset[str]:
+    """The question's words no visible document uses ("vacation" where the pages say "paid time off"): text
+    search cannot find them, so only the embedder can say whether a unit says them in other words."""
+    never = lexicon.idf("\x00")  # the weight of a term in no document
+    return frozenset(t for t, v in weights.items() if v >= never - 1e-9 and len(t) > 2)
+
+
+def _carry_unseen(
+    readings: dict[str, Reading], weights: dict[str, float], total: float, unseen: frozenset[str], kind: str
+) -> None:
+    """A unit close in meaning to the question carries the words no page uses: it is read as covering them,
+    with whatever it covers of the rest. Only a statement can (a heading or a label says nothing), and for a
+    "when" or "how many" only one holding a date or a quantity."""
+    for r in readings.values():
+        u = r.dense_best
+        if u is None or r.unit_dense < w.CARRY_DENSE or len(tokens(u.text)) < w.STATEMENT_WORDS:
+            continue
+        if kind in {"date", "number", "money"} and not has_answer_shape(u.text, kind):
+            continue
+        around, own = context_terms(r.evidence, u), term_set(u.text)
+        seen = {t for t in weights if t not in unseen and (holds(around, t) or holds(own, t))}
+        covered = frozenset(seen | unseen)
+        coverage = sum(weights[t] for t in covered) / total
+        if coverage > r.coverage:
+            r.best, r.covered, r.coverage, r.anywhere = u.text, covered, coverage, r.anywhere | unseen
 
 
 def chain_of(eid: str, by_id: dict[str, Evidence]) -> list[str]:

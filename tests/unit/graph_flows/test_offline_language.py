@@ -4,6 +4,8 @@ supersession. Phrasings are written for these tests, not taken from the eval fil
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from graph_flows.checks import find_conflicts, successor_of
@@ -26,7 +28,7 @@ from graph_flows.reasoners.offline.language import (
     is_followup,
     pick_direction,
 )
-from graph_flows.reasoners.offline.reflect import mentions_all, names_a_sibling
+from graph_flows.reasoners.offline.reflect import mentions_all, names_a_sibling, reflect
 
 
 class Lexicon:
@@ -394,3 +396,34 @@ def test_cover_rest_adds_the_unit_that_says_what_the_first_one_leaves_out() -> N
     # nothing is added when the first unit already says everything asked
     weights = {t: 1.0 for t in question_terms("who hosts the pilot kiosks?")}
     assert cover_rest(picked, [e], weights, "thing", set()) == []
+
+
+class _Paraphrase(Lexicon):
+    """ "vacation" is in no visible document; every sentence below is as close in meaning as `closeness`."""
+
+    def __init__(self, closeness: float) -> None:
+        super().__init__([])
+        self.closeness = closeness
+
+    def idf(self, term: str) -> float:
+        return 6.0 if term in {"\x00", "vacat"} else 2.0
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        return [self.closeness if "paid time off" in t else 0.1 for t in texts]
+
+
+def _vacation_reading(closeness: float) -> Any:
+    page = "# Leave\n\nFull-time employees get 25 days of paid time off per year.\n\nBook it in the HR tool."
+    e = {"id": "E1", "doc_id": "d", "title": "Leave Policy", "text": page, "dense": 0.5}
+    plan = {
+        "aspects": [{"id": "a1", "text": "q", "terms": ["vacat", "full", "year"], "entities": []}],
+        "answer_type": "number",
+        "effective_question": "how much vacation does a full-time employee get each year?",
+    }
+    return reflect(plan, [e], _Paraphrase(closeness), max_seeds=3)
+
+
+def test_a_unit_close_in_meaning_carries_the_words_no_page_uses() -> None:
+    assert _vacation_reading(0.7).established == {"a1": ["E1"]}
+    # the same words, but the unit is not close enough in meaning: the unseen word stays missing
+    assert _vacation_reading(0.45).established == {}
