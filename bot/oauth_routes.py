@@ -46,7 +46,7 @@ def oauth_routes(linker: AccountLinker) -> list[Route]:
         except LinkFailed as exc:
             log.warning("oauth link failed", extra={"source": exc.source, "reason": exc.reason})
             return render_page("Link failed", str(exc), status_code=400)
-        return render_page("Linked", f"Linked {result.label} as {result.account}. You can close this tab.")
+        return render_page("Linked", f"{result.message()} You can close this tab.")
 
     return [Route(CALLBACK_PATH, callback, methods=["GET"], name="oauth_callback")]
 

@@ -1,14 +1,17 @@
 """Account linking: a Slack user connects their account on a source through OAuth 2.0 authorization code
 with PKCE.
 
-`start()` mints a state (bound to team, user, source and the PKCE verifier) and returns the provider's
-authorize URL; the provider sends the browser to Sleuth's `/oauth/callback` (`bot.oauth_routes`), which calls
-`complete()`. `identities()` hands the resolver a fresh `LinkedIdentity` per working link, refreshing tokens
+`start()` mints a state (bound to team, user, source, the PKCE verifier and the user's Slack-verified email)
+and returns the provider's authorize URL; the provider sends the browser to Sleuth's `/oauth/callback`
+(`bot.oauth_routes`), which calls `complete()`. The link URL can be forwarded, so whoever signs in at the
+provider is not trusted to be the Slack user: the account is linked only when the provider says its email is
+verified and it is the email Slack verified for the user who started the link; otherwise the grant is revoked
+and the page says which account met which Slack user (`LinkRefused`). `identities()` hands the resolver a fresh `LinkedIdentity` per working link, refreshing tokens
 (and persisting them) as needed; a link whose refresh fails with `invalid_grant` or whose token the provider
 rejects is marked expired and reported as a `LinkProblem`, never raised. `unlink()` revokes at the provider
 (RFC 7009).
 
-Errors (errors.py): `InvalidLinkState` for any bad state, `LinkFailed`, `UnknownSource`.
+Errors (errors.py): `InvalidLinkState` for any bad state, `LinkFailed` (`LinkRefused`), `UnknownSource`.
 
 Table `oauth_links`: (team, user, source) -> account, groups (JSON), status ("active" | "expired"), linked_at,
 updated_at. Tokens live in the vault, never here.
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, SecretStr
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
 
-from bot.identity.errors import InvalidLinkState, LinkFailed, UnknownSource
+from bot.identity.errors import InvalidLinkState, LinkFailed, LinkRefused, UnknownSource
 from bot.identity.states import Clock, StateStore
 from bot.vault import TokenSet, TokenVault, owner_columns
 from connectors.base import LinkedIdentity
@@ -110,6 +113,29 @@ class LinkResult:
     source: str
     label: str
     account: str
+    slack_email: str | None = None
+
+    def message(self) -> str:
+        """What the browser that completed the link is told: which account went to which Slack user."""
+        who = f"{self.user} ({self.slack_email})" if self.slack_email else self.user
+        return f"Linked the {self.label} account {self.account} to the Slack user {who}."
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """What the provider's userinfo says: its own account id, the email (and whether it verified it), groups."""
+
+    account_id: str
+    email: str | None
+    email_verified: bool
+    groups: list[str]
+
+    @property
+    def display(self) -> str:
+        return self.email or self.account_id
+
+    def verified_email(self) -> str | None:
+        return self.email.strip().lower() if self.email and self.email_verified else None
 
 
 @dataclass(frozen=True)
@@ -170,10 +196,22 @@ class AccountLinker:
 
     # -- linking --
 
-    def start(self, team: str, user: str, source: str, *, login_hint: str | None = None) -> str:
-        """Returns the provider's authorize URL for this user; its state is single-use and short-lived."""
+    def start(
+        self, team: str, user: str, source: str, *, slack_email: str | None, login_hint: str | None = None
+    ) -> str:
+        """Returns the provider's authorize URL for this user; its state is single-use and short-lived.
+
+        `slack_email` is the user's email as Slack verified it (the bot's own users.info call); without one
+        no account can be bound to the user, and `LinkFailed` says so."""
         config = self.source(source)
-        state, verifier = self._states.mint(team, user, source)
+        if not slack_email:
+            raise LinkRefused(
+                config.source,
+                config.label,
+                "no_slack_email",
+                f"Slack did not give me a verified email for you, so I can't link a {config.label} account.",
+            )
+        state, verifier = self._states.mint(team, user, source, slack_email.strip().lower())
         extra = {"login_hint": login_hint} if login_hint else {}
         with self._client(config, scope=" ".join(config.scopes) or None) as client:
             url, _ = client.create_authorization_url(
@@ -204,10 +242,24 @@ class AccountLinker:
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
             token = TokenSet.from_response(raw, self._clock())
             try:
-                account, groups = self._userinfo(client, config, token)
+                profile = self._userinfo(client, config, token)
             except (_TokenRejected, _Unreachable) as exc:
                 self._revoke(config, token)  # a grant we cannot use is not kept at the provider either
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
+        refusal = _refusal(config, pending.user, pending.slack_email, profile)
+        if refusal is not None:
+            self._revoke(config, token)
+            log.warning(
+                "link refused",
+                extra={
+                    "team": pending.team,
+                    "user": pending.user,
+                    "source": config.source,
+                    "reason": refusal.reason,
+                },
+            )
+            raise refusal
+        account, groups = profile.display, profile.groups
         previous = self._vault.get_token(pending.team, pending.user, config.source)
         self._vault.put_token(pending.team, pending.user, config.source, token)
         self._save_link(pending.team, pending.user, config.source, account, groups)
@@ -217,7 +269,9 @@ class AccountLinker:
             "account linked", extra={"team": pending.team, "user": pending.user, "source": config.source}
         )
         self._changed(pending.team, pending.user)
-        return LinkResult(pending.team, pending.user, config.source, config.label, account)
+        return LinkResult(
+            pending.team, pending.user, config.source, config.label, account, pending.slack_email
+        )
 
     def unlink(self, team: str, user: str, source: str) -> bool:
         """Revokes the grant at the provider (best effort) and forgets it. True if there was a link."""
@@ -291,14 +345,19 @@ class AccountLinker:
             if token.expired(self._clock()):
                 token = self._refresh(client, team, user, config, token)
             try:
-                account, groups = self._userinfo(client, config, token)
+                profile = self._userinfo(client, config, token)
             except _TokenRejected:  # expired or revoked early at the provider: one refresh, then give up
                 token = self._refresh(client, team, user, config, token)
-                account, groups = self._userinfo(client, config, token)
+                profile = self._userinfo(client, config, token)
+        account, groups = profile.display, profile.groups
         if (account, tuple(groups)) != (link.account, link.groups):  # the provider's profile changed
             self._save_link(team, user, config.source, account, groups, linked_at=link.linked_at)
         return LinkedIdentity(
-            source=config.source, account=account, access_token=token.access_token, groups=tuple(groups)
+            source=config.source,
+            account=profile.account_id,
+            email=profile.verified_email(),
+            access_token=token.access_token,
+            groups=tuple(groups),
         )
 
     def _refresh(
@@ -334,9 +393,7 @@ class AccountLinker:
         log.info("token refreshed", extra={"team": team, "user": user, "source": config.source})
         return saved[-1]
 
-    def _userinfo(
-        self, client: OAuth2Client, config: OAuthSourceConfig, token: TokenSet
-    ) -> tuple[str, list[str]]:
+    def _userinfo(self, client: OAuth2Client, config: OAuthSourceConfig, token: TokenSet) -> _Profile:
         try:
             response = client.request(
                 "GET",
@@ -354,11 +411,20 @@ class AccountLinker:
             info = response.json()
         except ValueError:
             raise _Unreachable() from None
-        account = (info.get("email") or info.get("sub") or "") if isinstance(info, dict) else ""
-        if not isinstance(account, str) or not account:
+        if not isinstance(info, dict):
+            raise _Unreachable()
+        # The provider's own id: OpenID Connect's `sub`, GitHub's `login` (its ACLs name logins), else `id`.
+        account = info.get("sub") or info.get("login") or info.get("id") or info.get("email") or ""
+        email = info.get("email")
+        if not isinstance(account, (str, int)) or not str(account):
             raise _Unreachable()
         groups = info.get("groups") or []
-        return account, [str(g) for g in groups] if isinstance(groups, list) else []
+        return _Profile(
+            account_id=str(account),
+            email=email if isinstance(email, str) and email else None,
+            email_verified=info.get("email_verified") is True,
+            groups=[str(g) for g in groups] if isinstance(groups, list) else [],
+        )
 
     def _revoke(self, config: OAuthSourceConfig, token: TokenSet) -> None:
         if not config.revoke_url:
@@ -420,6 +486,27 @@ class AccountLinker:
 
 def _key(team: str, user: str, source: str) -> tuple[Any, ...]:
     return (oauth_links.c.team == team, oauth_links.c.user == user, oauth_links.c.source == source)
+
+
+def _refusal(
+    config: OAuthSourceConfig, user: str, slack_email: str | None, profile: _Profile
+) -> LinkRefused | None:
+    """Why this account may not be linked to the Slack user who started the link, or None."""
+    shown = profile.display
+    if profile.verified_email() is None:
+        message = (
+            f"{config.label} has not verified an email for the account {shown}, so it cannot be matched to the "
+            f"Slack user {user}. Nothing was linked."
+        )
+        return LinkRefused(config.source, config.label, "email_not_verified", message)
+    if profile.verified_email() != slack_email:
+        message = (
+            f"You signed in to {config.label} as {shown}, but this link was started in Slack by another person "
+            f"(Slack user {user}), whose verified email is not {shown}. Nothing was linked. If someone sent you "
+            f"this link, tell your Slack admin; to link your own account run `/sleuth link {config.source}`."
+        )
+        return LinkRefused(config.source, config.label, "email_mismatch", message)
+    return None
 
 
 def _unreachable_message(config: OAuthSourceConfig) -> str:

@@ -1,5 +1,7 @@
-"""OAuth `state` values: minted by the server, single-use, short-lived, bound to (team, user, source) and to
-the PKCE verifier. Only a hash of the state is stored, and the verifier is encrypted by the vault.
+"""OAuth `state` values: minted by the server, single-use, short-lived, bound to (team, user, source), to
+the PKCE verifier and to the Slack-verified email of the user who started the link (the account linked must
+carry the same verified email). Only a hash of the state is stored; the verifier and email are encrypted by
+the vault.
 
 Table `oauth_states`: state_hash (sha256 hex) -> team, user, source, verifier_ct, created_at, expires_at.
 """
@@ -7,6 +9,7 @@ Table `oauth_states`: state_hash (sha256 hex) -> team, user, source, verifier_ct
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +41,7 @@ class PendingLink:
     user: str
     source: str
     code_verifier: str = field(repr=False)
+    slack_email: str | None = field(default=None, repr=False)  # as Slack verified it when the link started
 
 
 def state_hash(state: str) -> str:
@@ -49,7 +53,7 @@ class StateStore:
         self._engine, self._vault, self._clock, self._ttl_s = engine, vault, clock, ttl_s
         metadata.create_all(engine)
 
-    def mint(self, team: str, user: str, source: str) -> tuple[str, str]:
+    def mint(self, team: str, user: str, source: str, slack_email: str | None = None) -> tuple[str, str]:
         """Returns (state, code_verifier) for a new authorization request, and drops expired states."""
         state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(64)  # 86 chars of [A-Za-z0-9_-], within RFC 7636's 43..128
@@ -62,7 +66,9 @@ class StateStore:
                     team=team,
                     user=user,
                     source=source,
-                    verifier_ct=self._vault.encrypt(verifier.encode()),
+                    verifier_ct=self._vault.encrypt(
+                        json.dumps({"verifier": verifier, "slack_email": slack_email}).encode()
+                    ),
                     created_at=now,
                     expires_at=now + self._ttl_s,
                 )
@@ -84,5 +90,15 @@ class StateStore:
                 raise InvalidLinkState()  # another request consumed it first
         if row["expires_at"] <= self._clock():
             raise InvalidLinkState()
-        verifier = self._vault.decrypt(row["verifier_ct"]).decode()
-        return PendingLink(team=row["team"], user=row["user"], source=row["source"], code_verifier=verifier)
+        try:
+            secret = json.loads(self._vault.decrypt(row["verifier_ct"]))
+            verifier, email = str(secret["verifier"]), secret.get("slack_email")
+        except (ValueError, TypeError, KeyError):
+            raise InvalidLinkState() from None  # not a state this version minted
+        return PendingLink(
+            team=row["team"],
+            user=row["user"],
+            source=row["source"],
+            code_verifier=verifier,
+            slack_email=str(email) if email else None,
+        )

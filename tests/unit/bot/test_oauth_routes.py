@@ -31,7 +31,10 @@ def test_success_page_escapes_the_account() -> None:
     linker = FakeLinker(LinkResult("T1", "U1", "acme", "Acme", "<b>ann</b>@acme.io"))
     response = get(linker, "code=c&state=s")
     assert response.status_code == 200
-    assert "Linked Acme as &lt;b&gt;ann&lt;/b&gt;@acme.io. You can close this tab." in response.text
+    assert (
+        "Linked the Acme account &lt;b&gt;ann&lt;/b&gt;@acme.io to the Slack user U1. You can close"
+        in response.text
+    )
     assert response.headers["referrer-policy"] == "no-referrer"
     assert linker.calls == [{"state": "s", "code": "c", "error": None}]
 
