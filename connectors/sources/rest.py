@@ -31,6 +31,7 @@ from connectors.base import (
     LinkedIdentity,
     RateLimited,
     SourceUnavailable,
+    account_principal,
     group_principal,
     user_principal,
 )
@@ -388,8 +389,9 @@ class OwnsClient:
         self.close()
 
     def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = {PUBLIC, user_principal(identity.account)}
-        found |= {group_principal(self.kind, group) for group in identity.groups}
+        found = {PUBLIC, account_principal(self.name, identity.account)}
+        found |= {user_principal(identity.email)} if identity.email else set()
+        found |= {group_principal(self.name, group) for group in identity.groups}
         if identity.access_token:
             found |= self._token_principals(identity.access_token)
         return found

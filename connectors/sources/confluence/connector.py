@@ -36,7 +36,7 @@ class ConfluenceConnector(OwnsClient):
         state = cursor or {}
         since = Watermark.load(state.get("since"))
         top = Watermark.load(state.get("top"))
-        permissions = ConfluencePermissions(self._client)
+        permissions = ConfluencePermissions(self._client, self.name)
         counts: Counter[str] = Counter()
         spaces = self._space_map()
         batches = self._client.pages(list(spaces), limit=self._config.page_size, start=state.get("next"))
@@ -68,7 +68,7 @@ class ConfluenceConnector(OwnsClient):
             yield doc_id(self.name, page_id)
 
     def _token_principals(self, access_token: str) -> set[str]:
-        return identity_principals(*self._client.user_as(access_token))
+        return identity_principals(*self._client.user_as(access_token), self.name)
 
     def _space_map(self) -> dict[str, Space]:
         if self._spaces is None:

@@ -8,8 +8,8 @@ from connectors.sources.confluence.mapping import effective_acl, restriction_pri
 
 
 class ConfluencePermissions:
-    def __init__(self, client: ConfluenceClient) -> None:
-        self._client = client
+    def __init__(self, client: ConfluenceClient, source: str) -> None:
+        self._client, self._source = client, source
         self._spaces: dict[str, set[str]] = {}
         self._restrictions: dict[str, set[str]] = {}
         self._groups: dict[str, str] = {}
@@ -25,7 +25,7 @@ class ConfluencePermissions:
                 principal = item.get("principal") or {}
                 if str(principal.get("type", "")).lower() == "group" and principal.get("id"):
                     self._group_name(str(principal["id"]))
-            self._spaces[space_id] = space_read_principals(assignments, self._groups)
+            self._spaces[space_id] = space_read_principals(assignments, self._groups, self._source)
         return self._spaces[space_id]
 
     def _group_name(self, group_id: str) -> None:
@@ -37,6 +37,6 @@ class ConfluencePermissions:
     def _restricted(self, content_id: str) -> set[str]:
         if content_id not in self._restrictions:
             self._restrictions[content_id] = restriction_principals(
-                self._client.read_restrictions(content_id)
+                self._client.read_restrictions(content_id), self._source
             )
         return self._restrictions[content_id]

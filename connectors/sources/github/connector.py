@@ -56,13 +56,13 @@ class GitHubConnector(OwnsClient):
                         yield doc_id(self.name, repo, raw["number"])
 
     def _token_principals(self, access_token: str) -> set[str]:
-        return identity_principals(*self._client.user_as(access_token))
+        return identity_principals(*self._client.user_as(access_token), self.name)
 
     def _acl(self, repo: str) -> frozenset[str]:
         raw = self._client.repo(repo)
         if raw.get("private") is False and raw.get("visibility", "public") == "public":
-            return repo_acl(raw, [], [])
-        return repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo))
+            return repo_acl(raw, [], [], self.name)
+        return repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo), self.name)
 
     def _item(self, repo: str, raw: Any, mark: Watermark, acl: frozenset[str]) -> SourceDoc | Failure | None:
         try:

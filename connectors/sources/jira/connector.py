@@ -36,7 +36,7 @@ class JiraConnector(OwnsClient):
     def pull(self, cursor: Cursor | None) -> Pulled:
         """Issues updated since `cursor`, oldest first; a `Checkpoint` after each page of search results."""
         mark = Watermark.load(cursor)
-        permissions = JiraPermissions(self._client)
+        permissions = JiraPermissions(self._client, self.name)
         counts: Counter[str] = Counter()
         for page in self._client.search(
             self._jql(mark), fields=ISSUE_FIELDS, page_size=self._config.page_size
@@ -54,7 +54,7 @@ class JiraConnector(OwnsClient):
                     yield doc_id(self.name, raw["key"])
 
     def _token_principals(self, access_token: str) -> set[str]:
-        return identity_principals(self._client.myself_as(access_token))
+        return identity_principals(self._client.myself_as(access_token), self.name)
 
     def _item(self, raw: Any, mark: Watermark, permissions: JiraPermissions) -> SourceDoc | Failure | None:
         try:

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.base import PUBLIC, user_principal
+from connectors.base import PUBLIC, account_principal
 from connectors.sources.jira.client import JiraClient
 from connectors.sources.jira.mapping import Issue, actor_principals, holder_principals, user_principals
 
@@ -25,18 +25,18 @@ class Access:
     reporter: bool = False
     assignee: bool = False
 
-    def for_issue(self, issue: Issue) -> set[str]:
+    def for_issue(self, issue: Issue, source: str) -> set[str]:
         found = set(self.principals)
         if self.reporter:
-            found |= user_principals(issue.fields.reporter)
+            found |= user_principals(issue.fields.reporter, source)
         if self.assignee:
-            found |= user_principals(issue.fields.assignee)
+            found |= user_principals(issue.fields.assignee, source)
         return found
 
 
 class JiraPermissions:
-    def __init__(self, client: JiraClient) -> None:
-        self._client = client
+    def __init__(self, client: JiraClient, source: str) -> None:
+        self._client, self._source = client, source
         self._projects: dict[str, Access] = {}
         self._levels: dict[tuple[str, str], Access] = {}
         self._roles: dict[tuple[str, str], set[str]] = {}
@@ -46,8 +46,8 @@ class JiraPermissions:
         security = issue.fields.security
         if security is not None and security.id:
             # A security level narrows who may see the issue; such an issue is never public.
-            return frozenset(self._level(project, security.id).for_issue(issue) - {PUBLIC})
-        return frozenset(self._project(project).for_issue(issue))
+            return frozenset(self._level(project, security.id).for_issue(issue, self._source) - {PUBLIC})
+        return frozenset(self._project(project).for_issue(issue, self._source))
 
     def _project(self, key: str) -> Access:
         if key not in self._projects:
@@ -86,14 +86,14 @@ class JiraPermissions:
                 found |= self._role(key, str(holder.get("parameter") or holder.get("value") or ""))
             elif kind == "projectLead":
                 lead = (self._client.project(key).get("lead") or {}).get("accountId")
-                found |= {user_principal(str(lead))} if lead else set()
+                found |= {account_principal(self._source, str(lead))} if lead else set()
             else:
-                found |= holder_principals(holder)
+                found |= holder_principals(holder, self._source)
         return Access(frozenset(found), reporter, assignee)
 
     def _role(self, key: str, role_id: str) -> set[str]:
         if not role_id:
             return set()
         if (key, role_id) not in self._roles:
-            self._roles[(key, role_id)] = actor_principals(self._client.role(key, role_id))
+            self._roles[(key, role_id)] = actor_principals(self._client.role(key, role_id), self._source)
         return self._roles[(key, role_id)]

@@ -180,19 +180,20 @@ def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(
 
 def test_acls_from_space_grants_and_inherited_restrictions(connector: ConfluenceConnector) -> None:
     docs = _docs(drain(connector.pull(None)))
-    assert docs["page-102"].acl == {"group:confluence:engineering", "user:acc-ann"}
-    assert docs["page-200"].acl == {"group:confluence:ops"}
-    assert docs["page-103"].acl == {"group:confluence:security", "user:acc-sec", "user:sec@acme.io"}
-    assert docs["page-104"].acl == {"group:confluence:security"}  # its own and its parent's restriction
+    # Principals carry the source's configured name ("wiki"), as the resolver accepts them from it.
+    assert docs["page-102"].acl == {"group:wiki:engineering", "user:wiki:acc-ann"}
+    assert docs["page-200"].acl == {"group:wiki:ops"}
+    assert docs["page-103"].acl == {"group:wiki:security", "user:wiki:acc-sec", "user:sec@acme.io"}
+    assert docs["page-104"].acl == {"group:wiki:security"}  # its own and its parent's restriction
     assert all(PUBLIC not in doc.acl for doc in docs.values())
 
 
 def test_principals_of_a_linked_user(connector: ConfluenceConnector) -> None:
-    identity = LinkedIdentity(source="confluence", account="ann@acme.io", access_token="user-token")
+    identity = LinkedIdentity(source="wiki", account="acc-ann", access_token="user-token")
     assert connector.principals(identity) >= {
-        "user:acc-ann",
+        "user:wiki:acc-ann",
         "user:ann@acme.io",
-        "group:confluence:engineering",
+        "group:wiki:engineering",
     }
     with pytest.raises(AuthExpired):
         connector.principals(LinkedIdentity(source="confluence", account="x", access_token="stale"))

@@ -161,13 +161,13 @@ def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(connect
 def test_acls_follow_repository_visibility(connector: GitHubConnector) -> None:
     docs = _docs(drain(connector.pull(None)))
     assert docs["acme/web#1"].acl == {PUBLIC}
-    assert docs["acme/secret#1"].acl == {"user:alice", "group:github:acme/core"}
+    assert docs["acme/secret#1"].acl == {"user:gh:alice", "group:gh:acme/core"}
 
 
 def test_principals_of_a_linked_user(connector: GitHubConnector) -> None:
-    identity = LinkedIdentity(source="github", account="alice", access_token="user-token")
+    identity = LinkedIdentity(source="gh", account="alice", access_token="user-token")
     principals = connector.principals(identity)
-    assert {"user:alice", "group:github:acme/core", "group:github:acme", PUBLIC} <= principals
+    assert {"user:gh:alice", "group:gh:acme/core", "group:gh:acme", PUBLIC} <= principals
     secret = _docs(drain(connector.pull(None)))["acme/secret#1"]
     assert secret.acl & principals
     with pytest.raises(AuthExpired):

@@ -240,12 +240,12 @@ def test_acls_follow_project_grants_and_security_levels(connector: JiraConnector
     assert docs["jira:ENG-1"].acl == {
         "group:jira:jira-software-users",
         "group:jira:eng-leads",
-        "user:acc-ann",
-        "user:acc-rita",  # the reporter, granted by the scheme
+        "user:jira:acc-ann",
+        "user:jira:acc-rita",  # the reporter, granted by the scheme
         "user:rita@acme.io",
     }
     restricted = docs["jira:ENG-4"].acl
-    assert restricted == {"group:jira:security-team", "user:acc-sec", "user:sec@acme.io"}
+    assert restricted == {"group:jira:security-team", "user:jira:acc-sec", "user:sec@acme.io"}
     assert PUBLIC not in restricted
 
 
@@ -255,7 +255,7 @@ def test_principals_of_a_linked_user(connector: JiraConnector) -> None:
     )
     principals = connector.principals(identity)
     assert {
-        "user:acc-ann",
+        "user:jira:acc-ann",
         "user:ann@acme.io",
         "group:jira:eng-leads",
         "group:jira:extra",

@@ -17,18 +17,18 @@ from connectors.sources.rest import Watermark, retry_after_seconds
     ("holder", "principals"),
     [
         ({"type": "anyone"}, {PUBLIC}),
-        ({"type": "group", "parameter": "Jira-Users", "value": "g-1"}, {"group:jira:jira-users"}),
+        ({"type": "group", "parameter": "Jira-Users", "value": "g-1"}, {"group:tracker:jira-users"}),
         (
             {"type": "user", "parameter": "acc-1", "user": {"emailAddress": "a@x.io"}},
-            {"user:acc-1", "user:a@x.io"},
+            {"user:tracker:acc-1", "user:a@x.io"},
         ),
-        ({"type": "applicationRole"}, {"group:jira:app:any"}),
+        ({"type": "applicationRole"}, {"group:tracker:app:any"}),
         ({"type": "groupCustomField", "parameter": "customfield_1"}, set()),  # unknown: closed, not open
     ],
     ids=["anyone", "group", "user", "app-role", "unknown"],
 )
 def test_jira_holders(holder: dict[str, object], principals: set[str]) -> None:
-    assert holder_principals(holder) == principals
+    assert holder_principals(holder, "tracker") == principals  # the source's configured name, not its kind
 
 
 @pytest.mark.parametrize(
@@ -58,12 +58,12 @@ def test_github_references_are_typed() -> None:
 
 def test_github_private_repo_is_never_public() -> None:
     repo = {"private": True, "visibility": "internal", "owner": {"login": "Acme"}}
-    assert repo_acl(repo, [{"login": "Bob"}], [{"slug": "core"}]) == {
-        "user:bob",
-        "group:github:acme/core",
-        "group:github:acme",
+    assert repo_acl(repo, [{"login": "Bob"}], [{"slug": "core"}], "gh") == {
+        "user:gh:bob",
+        "group:gh:acme/core",
+        "group:gh:acme",
     }
-    assert repo_acl({"private": False, "visibility": "public"}, [], []) == {PUBLIC}
+    assert repo_acl({"private": False, "visibility": "public"}, [], [], "gh") == {PUBLIC}
 
 
 def test_watermark_skips_only_what_was_processed() -> None:
