@@ -94,7 +94,12 @@ def test_each_source_grants_only_its_own_namespace() -> None:
 
     resolver = PrincipalResolver(FakeLinks(found=[gh]), say_anything, clock=Clock())
     resolved = resolver.resolve("T1", "U_MAL", "Mal@acme.io")
-    assert resolved.principals == {PUBLIC, "user:mal@acme.io", "user:gh:5b10ac8d82e05b22", "group:gh:acme/eng"}
+    assert resolved.principals == {
+        PUBLIC,
+        "user:mal@acme.io",
+        "user:gh:5b10ac8d82e05b22",
+        "group:gh:acme/eng",
+    }
 
 
 def test_nothing_but_team_user_and_email_goes_in() -> None:
