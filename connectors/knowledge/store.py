@@ -96,6 +96,7 @@ class KnowledgeStore:
         self.ledger = SyncLedger(engine)
         self._graphs = GraphCache()
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
+        self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
         with engine.begin() as conn:
             metadata.create_all(conn)
             lexical.create(conn)
@@ -299,7 +300,7 @@ class KnowledgeStore:
         dense: list[Any] = []
         if mode in {"hybrid", "bm25"}:
             with self.engine.connect() as conn:
-                lex = lexical.search(conn, query, principals, depth)
+                lex = lexical.search(conn, query, principals, depth, self._visible_stats(conn, principals))
         if mode in {"hybrid", "dense"}:
             dense = self.vectors.search(query, principals, depth)
         scores: dict[str, float] = {}
@@ -314,6 +315,16 @@ class KnowledgeStore:
         ranked = sorted(scores, key=lambda c: (-scores[c], c))[:k]
         found = {h.chunk_id: h for h in self._hits(ranked, principals)}
         return [_with_scores(found[c], scores[c], lex_rank.get(c), sims.get(c)) for c in ranked if c in found]
+
+    def _visible_stats(self, conn: Any, principals: frozenset[str]) -> lexical.VisibleStats:
+        """BM25's corpus statistics over what these principals may see, cached per store generation."""
+        key = (self.generation(), principals)
+        found = self._stats_cache.get(key)
+        if found is None:
+            if len(self._stats_cache) > 32:
+                self._stats_cache.clear()
+            found = self._stats_cache[key] = lexical.visible_stats(conn, principals)
+        return found
 
     def similarity(
         self, query: str, chunk_ids: Sequence[str], principals: frozenset[str]
