@@ -65,12 +65,25 @@ def _main(
 @app.command()
 def sync(
     source: Annotated[str | None, typer.Argument(help="Source name; default all")] = None,
+    permissions: Annotated[
+        bool, typer.Option("--permissions", help="Only re-read current ACLs (no content, no embedding)")
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Pull every source (or one) into the knowledge store, incrementally."""
     rt = _runtime()
     names = [source] if source else [e.name for e in rt.sources()]
     failed = False
+    if permissions:
+        for name in names:
+            result = rt.sync_service.run_permissions(name)
+            typer.echo(
+                f"permissions {name}: {result.status}  checked {result.checked}  changed {result.changed}"
+                + (f"  failed {result.failed}" if result.failed else "")
+                + (f"  ({result.error})" if result.error else "")
+            )
+            failed |= not result.ok
+        raise typer.Exit(1 if failed else 0)
     for name in names:
         summary = run_sync(rt, name)
         failed |= not summary.ok

@@ -68,7 +68,12 @@ class Runtime:
     def sync_service(self) -> SyncService:
         from connectors.sync_service import SyncService
 
-        return SyncService(self.store, self.sources, self.connector)
+        return SyncService(
+            self.store,
+            self.sources,
+            self.connector,
+            permissions_interval_s=self.settings.permission_sync_interval_s,
+        )
 
     @cached_property
     def vault(self) -> TokenVault:

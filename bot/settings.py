@@ -49,6 +49,7 @@ class Settings(BaseSettings):
     embedder: EmbedderConfig = EmbedderConfig()
     examples_dir: Path = DEFAULT_EXAMPLES  # the embedded default source when no source is configured
     default_asker: str | None = None  # `sleuth ask/chat/whoami` without --as ask as this email
+    permission_sync_interval_s: int = 600  # re-read sources' ACLs this often (content: per source, 1 h)
     flow: FlowConfig = FlowConfig()
 
     # Slack

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -138,6 +138,14 @@ class Skipped(BaseModel):
     reason: str
 
 
+class CurrentAcl(BaseModel):
+    """A document's ACL as the source says it is now (permission sync: no text, nothing re-embedded)."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    acl: frozenset[str]
+
+
 class LinkedIdentity(BaseModel):
     """What the bot knows about the asker on one source: the account it linked and, if OAuth, its token.
 
@@ -189,6 +197,17 @@ class Connector(Protocol):
     def list_ids(self) -> Iterable[str]: ...
 
     def principals(self, identity: LinkedIdentity) -> set[str]: ...
+
+
+@runtime_checkable
+class PermissionLister(Protocol):
+    """Optional: a connector that can list every document's current ACL more cheaply than a content pull
+    (issue listings without bodies or comments, page listings without bodies). Permission sync uses it to
+    narrow or widen indexed documents when only their permissions changed at the source."""
+
+    name: str
+
+    def acls(self) -> Iterator[CurrentAcl | Failure]: ...
 
 
 class ConnectorError(Exception):

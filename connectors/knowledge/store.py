@@ -198,6 +198,40 @@ class KnowledgeStore:
             self._bump(conn)
         return len(ids)
 
+    def acls(self, source: str) -> dict[str, frozenset[str]]:
+        """The stored ACL of every document of a source (empty: nobody)."""
+        with self.engine.connect() as conn:
+            ids = conn.execute(select(documents.c.id).where(documents.c.source == source))
+            found: dict[str, set[str]] = {doc_id: set() for (doc_id,) in ids}
+            rows = conn.execute(
+                select(doc_acl.c.doc_id, doc_acl.c.principal)
+                .join(documents, documents.c.id == doc_acl.c.doc_id)
+                .where(documents.c.source == source)
+            )
+            for doc_id, principal in rows:
+                found[doc_id].add(principal)
+        return {doc_id: frozenset(acl) for doc_id, acl in found.items()}
+
+    def set_acls(self, changes: dict[str, frozenset[str]]) -> int:
+        """Replaces the ACL of indexed documents (permission sync) everywhere it is enforced: the SQL rows the
+        lexical index, reads and the graph filter by, then the chunk metadata Chroma filters by. Nothing is
+        re-embedded. Unknown ids are ignored; returns how many documents changed."""
+        with self.engine.begin() as conn:
+            known = {
+                r for (r,) in conn.execute(select(documents.c.id).where(documents.c.id.in_(list(changes))))
+            }
+            for doc_id in known:
+                conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
+                if changes[doc_id]:
+                    conn.execute(
+                        insert(doc_acl), [{"doc_id": doc_id, "principal": p} for p in sorted(changes[doc_id])]
+                    )
+            if known:
+                self._bump(conn)  # cached visible graphs and BM25 statistics are per generation
+        for doc_id in sorted(known):
+            self.vectors.set_acl(doc_id, sorted(changes[doc_id]) or ["__nobody__"])
+        return len(known)
+
     def delete(self, doc_ids: Iterable[str]) -> int:
         """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
         removed = 0

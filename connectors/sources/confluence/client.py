@@ -45,18 +45,20 @@ class ConfluenceClient(SourceClient):
     def spaces(self, keys: list[str]) -> list[Any]:
         return self._all(f"{V2}/spaces", {"keys": ",".join(keys), "limit": 250})
 
-    def pages(self, space_ids: list[str], *, limit: int, start: str | None = None) -> Iterator[PageBatch]:
-        """Current pages of the spaces, most recently modified first, one batch per request."""
+    def pages(
+        self, space_ids: list[str], *, limit: int, start: str | None = None, body: bool = True
+    ) -> Iterator[PageBatch]:
+        """Current pages of the spaces, most recently modified first, one batch per request (`body=False`:
+        without their storage bodies, for listings)."""
         url: str | None = start or f"{V2}/pages"
         params: Params | None = None
         if start is None:
             params = {
                 "space-id": ",".join(space_ids),
                 "sort": "-modified-date",
-                "body-format": "storage",
                 "status": "current",
                 "limit": limit,
-            }
+            } | ({"body-format": "storage"} if body else {})
         while url:
             body = self._rest.get_json(url, params)
             results = body.get("results") if isinstance(body, dict) else None
@@ -64,7 +66,7 @@ class ConfluenceClient(SourceClient):
             yield PageBatch(results if isinstance(results, list) else [], url)
 
     def page_ids(self, space_ids: list[str], *, limit: int) -> Iterator[str]:
-        for batch in self.pages(space_ids, limit=limit):
+        for batch in self.pages(space_ids, limit=limit, body=False):
             for page in batch.pages:
                 if isinstance(page, dict) and page.get("id") is not None:
                     yield str(page["id"])

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 
-from connectors.base import Checkpoint, Cursor, Failure, Pulled, SourceDoc
+from connectors.base import Checkpoint, CurrentAcl, Cursor, Failure, Pulled, SourceDoc
 from connectors.sources.jira.client import ISSUE_FIELDS, JiraClient
 from connectors.sources.jira.config import JiraConfig
 from connectors.sources.jira.mapping import (
@@ -25,6 +25,7 @@ from connectors.sources.jira.permissions import JiraPermissions
 from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_fields, counted
 
 log = logging.getLogger(__name__)
+ACL_FIELDS = ["summary", "updated", "security", "reporter", "assignee"]  # what an issue's ACL depends on
 
 
 # The source's own declarations (kind, config, client), shaped like GitHub's; what they share is in OwnsClient.
@@ -52,6 +53,24 @@ class JiraConnector(OwnsClient):
             for raw in page.issues:
                 if isinstance(raw, dict) and isinstance(raw.get("key"), str):
                     yield doc_id(self.name, raw["key"])
+
+    def acls(self) -> Iterator[CurrentAcl | Failure]:
+        """Every issue's ACL from a listing of the fields permissions depend on (no bodies, no comments);
+        schemes, roles and security levels are read afresh."""
+        permissions = JiraPermissions(self._client, self.name)
+        jql = f"{self._projects_clause()} ORDER BY key ASC"
+        for page in self._client.search(jql, fields=ACL_FIELDS, page_size=self._config.page_size):
+            for raw in page.issues:
+                try:
+                    issue = Issue.model_validate(raw)
+                except ValidationError as exc:
+                    ident = raw.get("key") if isinstance(raw, dict) else None
+                    yield Failure(id=doc_id(self.name, str(ident or "unknown")), reason=bad_fields(exc))
+                    continue
+                try:
+                    yield CurrentAcl(id=doc_id(self.name, issue.key), acl=permissions.acl(issue))
+                except RequestRejected as exc:
+                    yield Failure(id=doc_id(self.name, issue.key), reason=str(exc))
 
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(self._client.myself_as(access_token), self.name)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from pydantic import SecretStr
 
+from connectors.acl_sync import sync_permissions
 from connectors.base import (
     PUBLIC,
     AuthExpired,
@@ -17,10 +18,12 @@ from connectors.base import (
     SourceDoc,
     SourceUnavailable,
 )
+from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.confluence import ConfluenceConfig, ConfluenceConnector
 from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
+from connectors.sync import sync_source
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint, visible_ids
 from tests.servers.confluence import EMAIL, TOKEN, FakeConfluence, serve_confluence
 
 RUNBOOK = (
@@ -214,3 +217,19 @@ def test_bad_token_is_auth_expired(config: ConfluenceConfig) -> None:
     bad = config.model_copy(update={"api_token": SecretStr("wrong")})
     with ConfluenceConnector(bad, name="wiki") as connector, pytest.raises(AuthExpired):
         drain(connector.pull(None))
+
+
+def test_permission_sync_applies_a_restriction_added_to_a_page(
+    connector: ConfluenceConnector, fake: FakeConfluence, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    store = make_store()
+    sync_source(store, connector)
+    ann, doc = frozenset({PUBLIC, "user:wiki:acc-ann", "group:wiki:engineering"}), "wiki:page-102"
+    assert visible_ids(store, doc, ann, "Deploy guide steps") == {"document", "bm25", "dense"}
+
+    fake.restrictions["102"] = {"group": [{"type": "group", "name": "security", "id": "g-sec"}]}
+    assert sync_source(store, connector).updated == 0  # the page itself did not change
+    summary = sync_permissions(store, connector)
+
+    assert summary.status == "ok" and summary.changed == 1
+    assert visible_ids(store, doc, ann, "Deploy guide steps") == set()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from pydantic import SecretStr
 
+from connectors.acl_sync import sync_permissions
 from connectors.base import (
     PUBLIC,
     AuthExpired,
@@ -17,10 +18,12 @@ from connectors.base import (
     SourceDoc,
     SourceUnavailable,
 )
+from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.github import GitHubConfig, GitHubConnector
 from connectors.sources.github.client import GitHubClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
+from connectors.sync import sync_source
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint, visible_ids
 from tests.servers.github import TOKEN, FakeGitHub, Fault, serve_github
 
 SHA = "a" * 40
@@ -192,3 +195,24 @@ def test_bad_token_is_auth_expired(config: GitHubConfig) -> None:
     bad = config.model_copy(update={"token": SecretStr("wrong")})
     with GitHubConnector(bad, name="gh") as connector, pytest.raises(AuthExpired):
         drain(connector.pull(None))
+
+
+def test_permission_sync_follows_a_repository_made_private_and_public_again(
+    connector: GitHubConnector, fake: FakeGitHub, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    store = make_store()
+    sync_source(store, connector)
+    outsider, doc = frozenset({PUBLIC}), "gh:acme/web#1"
+    assert visible_ids(store, doc, outsider, "Checkout slow") == {"document", "bm25", "dense"}
+
+    fake.repos["acme/web"].meta |= {"private": True, "visibility": "private"}  # no issue changes
+    assert sync_source(store, connector).updated == 0  # content sync sees nothing new
+    summary = sync_permissions(store, connector)
+
+    assert summary.status == "ok" and summary.changed == 6 and summary.checked == 8
+    assert visible_ids(store, doc, outsider, "Checkout slow") == set()
+    assert store.stats()["chunks"] == store.vectors.count()  # nothing re-embedded or lost
+
+    fake.repos["acme/web"].meta |= {"private": False, "visibility": "public"}
+    assert sync_permissions(store, connector).changed == 6
+    assert visible_ids(store, doc, outsider, "Checkout slow") == {"document", "bm25", "dense"}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
+from connectors.acl_sync import sync_permissions
 from connectors.base import (
     PUBLIC,
     AuthExpired,
@@ -20,10 +21,12 @@ from connectors.base import (
     SourceDoc,
     SourceUnavailable,
 )
+from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.jira import JiraConfig, JiraConnector
 from connectors.sources.jira.client import JiraClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
+from connectors.sync import sync_source
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint, visible_ids
 from tests.servers.jira import EMAIL, TOKEN, FakeJira, serve_jira
 
 
@@ -295,3 +298,22 @@ def test_bad_service_token_is_auth_expired(config: JiraConfig) -> None:
 def test_items_are_only_docs_checkpoints_or_failures(connector: JiraConnector) -> None:
     run = drain(connector.pull(None))
     assert all(isinstance(item, SourceDoc | Checkpoint | Failure) for item in run.items)
+
+
+def test_permission_sync_applies_a_user_removed_from_a_project_role(
+    connector: JiraConnector, fake: FakeJira, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    store = make_store()
+    sync_source(store, connector)
+    ann, doc = frozenset({PUBLIC, "user:jira:acc-ann"}), "jira:ENG-1"
+    assert visible_ids(store, doc, ann, "Checkout times out") == {"document", "bm25", "dense"}
+
+    actors = fake.roles[("ENG", "10002")]["actors"]
+    fake.roles[("ENG", "10002")]["actors"] = [a for a in actors if "actorUser" not in a]
+    assert sync_source(store, connector).updated == 0  # no issue was updated
+    summary = sync_permissions(store, connector)
+
+    assert summary.status == "ok" and summary.changed == 5  # every ENG issue but the secured one
+    assert visible_ids(store, doc, ann, "Checkout times out") == set()
+    leads = frozenset({PUBLIC, "group:jira:eng-leads"})
+    assert visible_ids(store, doc, leads, "Checkout times out") == {"document", "bm25", "dense"}
