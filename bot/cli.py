@@ -393,6 +393,8 @@ def audit_permissions_command(
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from bot.identity.linking import would_link
+    from bot.render import progress_text
     from evals.audit import audit_permissions
 
     rt = _runtime()
@@ -402,7 +404,14 @@ def audit_permissions_command(
         SpinnerColumn(), TextColumn("[bold]audit"), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     ) as bar:
         task = bar.add_task("audit", total=probes)
-        report = audit_permissions(rt, users, max_probes=probes, progress=lambda n: bar.advance(task, n))
+        report = audit_permissions(
+            rt,
+            users,
+            max_probes=probes,
+            progress=lambda n: bar.advance(task, n),
+            status_text=progress_text,
+            link_check=would_link,
+        )
     table = Table("path", "probes")
     for path, n in sorted(report.by_path.items()):
         table.add_row(path, str(n))

@@ -246,7 +246,7 @@ class AccountLinker:
             except (_TokenRejected, _Unreachable) as exc:
                 self._revoke(config, token)  # a grant we cannot use is not kept at the provider either
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
-        refusal = _refusal(config, pending.user, pending.slack_email, profile)
+        refusal = _refusal(config.source, config.label, pending.user, pending.slack_email, profile)
         if refusal is not None:
             self._revoke(config, token)
             log.warning(
@@ -488,24 +488,31 @@ def _key(team: str, user: str, source: str) -> tuple[Any, ...]:
     return (oauth_links.c.team == team, oauth_links.c.user == user, oauth_links.c.source == source)
 
 
+def would_link(slack_email: str | None, provider_email: str | None, verified: bool) -> bool:
+    """The binding rule alone: would an account whose provider email is `provider_email` (verified or not) be
+    linked to the Slack user whose verified email is `slack_email`? (`sleuth audit permissions` probes it.)"""
+    profile = _Profile(account_id="probe", email=provider_email, email_verified=verified, groups=[])
+    return _refusal("probe", "Probe", "probe", (slack_email or "").strip().lower() or None, profile) is None
+
+
 def _refusal(
-    config: OAuthSourceConfig, user: str, slack_email: str | None, profile: _Profile
+    source: str, label: str, user: str, slack_email: str | None, profile: _Profile
 ) -> LinkRefused | None:
     """Why this account may not be linked to the Slack user who started the link, or None."""
     shown = profile.display
     if profile.verified_email() is None:
         message = (
-            f"{config.label} has not verified an email for the account {shown}, so it cannot be matched to the "
+            f"{label} has not verified an email for the account {shown}, so it cannot be matched to the "
             f"Slack user {user}. Nothing was linked."
         )
-        return LinkRefused(config.source, config.label, "email_not_verified", message)
-    if profile.verified_email() != slack_email:
+        return LinkRefused(source, label, "email_not_verified", message)
+    if slack_email is None or profile.verified_email() != slack_email:
         message = (
-            f"You signed in to {config.label} as {shown}, but this link was started in Slack by another person "
+            f"You signed in to {label} as {shown}, but this link was started in Slack by another person "
             f"(Slack user {user}), whose verified email is not {shown}. Nothing was linked. If someone sent you "
-            f"this link, tell your Slack admin; to link your own account run `/sleuth link {config.source}`."
+            f"this link, tell your Slack admin; to link your own account run `/sleuth link {source}`."
         )
-        return LinkRefused(config.source, config.label, "email_mismatch", message)
+        return LinkRefused(source, label, "email_mismatch", message)
     return None
 
 

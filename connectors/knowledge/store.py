@@ -474,11 +474,18 @@ class KnowledgeStore:
 
     def restricted_documents(self) -> list[RestrictedDocument]:
         """Every document whose ACL does not include `public`, with its names and chunk texts in order."""
+        return self._audited(public=False)
+
+    def public_documents(self) -> list[RestrictedDocument]:
+        """Every document anyone may open, in the same shape (the audit makes them private for a moment)."""
+        return self._audited(public=True)
+
+    def _audited(self, *, public: bool) -> list[RestrictedDocument]:
         with self.engine.connect() as conn:
             acl: dict[str, set[str]] = {}
             for row in conn.execute(select(doc_acl.c.doc_id, doc_acl.c.principal)):
                 acl.setdefault(row.doc_id, set()).add(row.principal)
-            hidden = sorted(d for d, p in acl.items() if "public" not in p)
+            hidden = sorted(d for d, p in acl.items() if ("public" in p) == public)
             titles = {r.id: r.title for r in conn.execute(select(documents.c.id, documents.c.title))}
             names: dict[str, list[str]] = {}
             for row in conn.execute(select(aliases.c.origin, aliases.c.name)):
