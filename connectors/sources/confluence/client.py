@@ -29,6 +29,9 @@ def _next(body: Any) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
+LIST_LIMIT = 200  # users/groups per page of a restriction or a group's members (Confluence caps it lower)
+
+
 class ConfluenceClient(SourceClient):
     label = "Confluence"
 
@@ -81,7 +84,38 @@ class ConfluenceClient(SourceClient):
         return self._all(f"{V2}/spaces/{space_id}/permissions", {"limit": 250})
 
     def read_restrictions(self, content_id: str) -> Any:
-        return self._rest.get_json(f"{V1}/content/{content_id}/restriction/byOperation/read")
+        """The read restriction's users and groups, every page of both lists merged into one answer."""
+        users: list[Any] = []
+        groups: list[Any] = []
+        start = 0
+        while True:
+            params = {"start": start, "limit": LIST_LIMIT}
+            body = self._rest.get_json(f"{V1}/content/{content_id}/restriction/byOperation/read", params)
+            found = (body.get("restrictions") or {}) if isinstance(body, dict) else {}
+            more = False
+            for name, into in (("user", users), ("group", groups)):
+                listed = found.get(name) or {}
+                page = listed.get("results") or []
+                into.extend(page)
+                more |= bool(page) and (
+                    bool((listed.get("_links") or {}).get("next"))
+                    or len(page) >= int(listed.get("limit") or LIST_LIMIT)
+                )
+                start_step = int(listed.get("limit") or LIST_LIMIT)
+            if not more:
+                return {"restrictions": {"user": {"results": users}, "group": {"results": groups}}}
+            start += start_step
+
+    def group_members(self, group_id: str) -> list[Any]:
+        """Every member of a group, by the group's id (`membersByGroupId`, followed page by page)."""
+        found: list[Any] = []
+        while True:
+            params = {"start": len(found), "limit": LIST_LIMIT}
+            body = self._rest.get_json(f"{V1}/group/{group_id}/membersByGroupId", params)
+            page = (body.get("results") or []) if isinstance(body, dict) else []
+            found.extend(page)
+            if not page or not (body.get("_links") or {}).get("next"):
+                return found
 
     def group(self, group_id: str) -> Any:
         return self._rest.get_json(f"{V1}/group/by-id", {"id": group_id})

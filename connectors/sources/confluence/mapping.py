@@ -17,6 +17,7 @@ from connectors.base import (
     group_principal,
     user_principal,
 )
+from connectors.sources.access import Members, intersect
 from connectors.sources.adf import storage_content
 
 KEY_RE = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
@@ -106,14 +107,13 @@ def restriction_principals(body: dict[str, Any], source: str) -> set[str]:
     return found
 
 
-def effective_acl(space: set[str], restricted_levels: list[set[str]]) -> frozenset[str]:
-    """Space readers unless the page or an ancestor restricts viewing; then only principals every restricting
-    level admits (read restrictions inherit downwards). A restricted page is never public."""
+def effective_acl(space: set[str], restricted_levels: list[set[str]], members: Members) -> frozenset[str]:
+    """Space readers unless the page or an ancestor restricts viewing; then only who reads the space *and*
+    passes every restricting level (read restrictions inherit downwards). A restricted page is never public."""
     levels = [level for level in restricted_levels if level]
     if not levels:
         return frozenset(space)
-    allowed = set.intersection(*levels)
-    return frozenset(allowed - {PUBLIC})
+    return frozenset(intersect([space, *levels], members) - {PUBLIC})
 
 
 def identity_principals(me: dict[str, Any], groups: list[dict[str, Any]], source: str) -> set[str]:

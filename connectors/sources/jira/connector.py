@@ -39,13 +39,22 @@ class JiraConnector(OwnsClient):
         mark = Watermark.load(cursor)
         permissions = JiraPermissions(self._client, self.name)
         counts: Counter[str] = Counter()
+        told: set[str] = set()
         for page in self._client.search(
             self._jql(mark), fields=ISSUE_FIELDS, page_size=self._config.page_size
         ):
             yield from counted((self._item(raw, mark, permissions) for raw in page.issues), counts)
+            yield from self._problems(permissions, told)
             yield Checkpoint(cursor=mark.dump())
         log.info("jira pull finished", extra={"connector": self.name, **counts})
         return mark.dump()
+
+    def _problems(self, permissions: JiraPermissions, told: set[str]) -> Iterator[Failure]:
+        """One failure per project whose permissions could not be read (its issues are visible to no one)."""
+        for project, reason in sorted(permissions.problems.items()):
+            if project not in told:
+                told.add(project)
+                yield Failure(id=doc_id(self.name, project), reason=reason)
 
     def list_ids(self) -> Iterator[str]:
         jql = f"{self._projects_clause()} ORDER BY key ASC"
@@ -59,7 +68,9 @@ class JiraConnector(OwnsClient):
         schemes, roles and security levels are read afresh."""
         permissions = JiraPermissions(self._client, self.name)
         jql = f"{self._projects_clause()} ORDER BY key ASC"
+        told: set[str] = set()
         for page in self._client.search(jql, fields=ACL_FIELDS, page_size=self._config.page_size):
+            yield from self._problems(permissions, told)
             for raw in page.issues:
                 try:
                     issue = Issue.model_validate(raw)
@@ -104,6 +115,7 @@ class JiraConnector(OwnsClient):
         comments = page.comments if page is not None else []
         if issue.needs_comment_fetch:
             comments = [Comment.model_validate(c) for c in self._client.comments(issue.key)]
+        comments = [c for c in comments if c.shown_to_all]  # group/role-restricted and internal: left out
         remote = [RemoteLink.model_validate(r) for r in self._client.remote_links(issue.key)]
         return issue_to_doc(
             issue,

@@ -61,6 +61,13 @@ class Comment(_Raw):
     body: Any = None
     created: datetime | None = None
     updated: datetime | None = None
+    visibility: dict[str, Any] | None = None  # restricted to a group or project role
+    jsdPublic: bool | None = None  # False: a service-desk internal comment
+
+    @property
+    def shown_to_all(self) -> bool:
+        """Whether everyone who may browse the issue may read the comment (else it is left out)."""
+        return not self.visibility and self.jsdPublic is not False
 
 
 class CommentPage(_Raw):

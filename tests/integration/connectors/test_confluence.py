@@ -77,6 +77,13 @@ def fake() -> FakeConfluence:
             {"type": "group", "name": "engineering"},
         ],
     }
+    sec = {"type": "known", "accountId": "acc-sec", "email": "sec@acme.io"}
+    fake.group_members["g-eng"] = [{"type": "known", "accountId": "acc-ann"}, sec]
+    fake.group_members["g-sec"] = [sec, {"type": "known", "accountId": "acc-out"}]
+    # Paged past the first page: the third user is the one in the space.
+    fake.restrictions["105"] = {
+        "user": [{"type": "known", "accountId": f"acc-z{n}"} for n in (1, 2)] + [{"accountId": "acc-ann"}]
+    }
     fake.users["user-token"] = (
         {"type": "known", "accountId": "acc-ann", "email": "ann@acme.io"},
         [{"type": "group", "name": "engineering", "id": "g-eng"}],
@@ -186,8 +193,11 @@ def test_acls_from_space_grants_and_inherited_restrictions(connector: Confluence
     # Principals carry the source's configured name ("wiki"), as the resolver accepts them from it.
     assert docs["page-102"].acl == {"group:wiki:engineering", "user:wiki:acc-ann"}
     assert docs["page-200"].acl == {"group:wiki:ops"}
-    assert docs["page-103"].acl == {"group:wiki:security", "user:wiki:acc-sec", "user:sec@acme.io"}
-    assert docs["page-104"].acl == {"group:wiki:security"}  # its own and its parent's restriction
+    # Restrictions narrow space access: who is restricted-to *and* reads the space (acc-out is in security
+    # but not in the space).
+    assert docs["page-103"].acl == {"user:wiki:acc-sec", "user:sec@acme.io"}
+    assert docs["page-104"].acl == {"user:wiki:acc-sec", "user:sec@acme.io"}  # its own and its parent's
+    assert docs["page-105"].acl == {"user:wiki:acc-ann"}  # restriction users listed past the first page
     assert all(PUBLIC not in doc.acl for doc in docs.values())
 
 
@@ -233,3 +243,7 @@ def test_permission_sync_applies_a_restriction_added_to_a_page(
 
     assert summary.status == "ok" and summary.changed == 1
     assert visible_ids(store, doc, ann, "Deploy guide steps") == set()
+    security = frozenset({PUBLIC, "group:wiki:security"})  # security-only: no read access to the space
+    assert visible_ids(store, doc, security, "Deploy guide steps") == set()
+    sec = frozenset({PUBLIC, "user:wiki:acc-sec"})  # in both
+    assert visible_ids(store, doc, sec, "Deploy guide steps") == {"document", "bm25", "dense"}

@@ -115,6 +115,25 @@ def fake() -> FakeJira:
         },
         {"id": 2, "object": {"url": "https://status.example.com/incident/9", "title": "Incident 9"}},
     ]
+    fake.group_members["jira-software-users"] = [
+        member("acc-ann"),
+        member("acc-sec", "sec@acme.io"),
+        member("acc-sam"),
+    ]
+    fake.group_members["eng-leads"] = [member("acc-ann", "ann@acme.io")]
+    fake.group_members["security-team"] = [
+        member("acc-sec", "sec@acme.io"),
+        member("acc-sam"),
+        member("acc-out"),
+    ]
+    fake.add_comment(
+        "ENG-2",
+        "Dana",
+        "admins only: the gateway key is k-123",
+        visibility={"type": "group", "value": "jira-administrators"},
+    )
+    fake.add_comment("ENG-2", "Sam", "internal note: refund approved", jsdPublic=False)
+    fake.add_comment("ENG-2", "Carol", "public retry notes")
     fake.users["user-token"] = {
         "accountId": "acc-ann",
         "emailAddress": "ann@acme.io",
@@ -147,6 +166,10 @@ def connector(config: JiraConfig, sleeps: SleepLog) -> Iterator[JiraConnector]:
     client = JiraClient.from_config(config, name="jira", retry=RetryPolicy(attempts=4), sleep=sleeps)
     with JiraConnector(config, name="jira", client=client) as connector:
         yield connector
+
+
+def member(account: str, mail: str | None = None) -> dict[str, Any]:
+    return {"accountId": account, "active": True} | ({"emailAddress": mail} if mail else {})
 
 
 def _docs(run: Drained) -> dict[str, SourceDoc]:
@@ -247,9 +270,29 @@ def test_acls_follow_project_grants_and_security_levels(connector: JiraConnector
         "user:jira:acc-rita",  # the reporter, granted by the scheme
         "user:rita@acme.io",
     }
+    # The security level narrows Browse: only who passes both (acc-out is in security-team but cannot browse).
     restricted = docs["jira:ENG-4"].acl
-    assert restricted == {"group:jira:security-team", "user:jira:acc-sec", "user:sec@acme.io"}
+    assert restricted == {"user:jira:acc-sec", "user:sec@acme.io", "user:jira:acc-sam"}
     assert PUBLIC not in restricted
+
+
+def test_restricted_and_internal_comments_are_left_out(connector: JiraConnector) -> None:
+    text = _docs(drain(connector.pull(None)))["jira:ENG-2"].text
+    assert "public retry notes" in text
+    assert "k-123" not in text and "refund approved" not in text
+
+
+def test_a_token_that_cannot_read_permissions_indexes_nobody_and_says_so(
+    connector: JiraConnector, fake: FakeJira
+) -> None:
+    fake.fail_next(50, status=403, retry_after=None, path="/rest/api/3/project/ENG/permissionscheme")
+    run = drain(connector.pull(None))  # the run goes on (PUB is readable)
+    docs = _docs(run)
+    assert docs["jira:PUB-1"].acl == {PUBLIC}
+    assert all(docs[k].acl == frozenset() for k in docs if k.startswith("jira:ENG-"))
+    assert [(f.id, f.reason) for f in run.failures] == [
+        ("jira:ENG", "cannot read the permission scheme (HTTP 403): its issues are visible to no one")
+    ]
 
 
 def test_principals_of_a_linked_user(connector: JiraConnector) -> None:

@@ -35,14 +35,16 @@ def test_jira_holders(holder: dict[str, object], principals: set[str]) -> None:
     ("space", "levels", "acl"),
     [
         ({"group:confluence:eng"}, [set(), set()], {"group:confluence:eng"}),
-        ({"group:confluence:eng"}, [{"user:ann"}], {"user:ann"}),
-        ({PUBLIC}, [{"group:confluence:sec", PUBLIC}], {"group:confluence:sec"}),
+        ({"group:confluence:eng"}, [{"user:ann"}], {"user:ann"}),  # ann reads the space through eng
+        ({"group:confluence:eng"}, [{"user:out"}], set()),  # restricted to someone outside the space
+        ({PUBLIC}, [{"group:confluence:sec"}], {"group:confluence:sec"}),  # an open space, a closed page
         ({"group:confluence:eng"}, [{"group:confluence:a"}, {"group:confluence:b"}], set()),
     ],
-    ids=["unrestricted", "restricted", "never-public", "disjoint-levels-mean-nobody"],
+    ids=["unrestricted", "restricted", "outside-the-space", "never-public", "disjoint-levels-mean-nobody"],
 )
 def test_confluence_effective_acl(space: set[str], levels: list[set[str]], acl: set[str]) -> None:
-    assert effective_acl(space, levels) == acl
+    members = {"group:confluence:eng": {"user:ann"}}
+    assert effective_acl(space, levels, lambda g: members.get(g, set())) == acl
 
 
 def test_github_references_are_typed() -> None:
