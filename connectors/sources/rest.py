@@ -121,12 +121,25 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     return None
 
 
+SECONDARY_LIMIT_WAIT_S = 60.0  # GitHub: without Retry-After, wait at least a minute after a secondary limit
+
+
 def _rate_limited(response: ResponseLike) -> bool:
     if response.status_code == 429:
         return True
     headers = response.headers
     limited = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-    return response.status_code == 403 and limited
+    return response.status_code == 403 and (limited or _secondary_limit(response))
+
+
+def _secondary_limit(response: ResponseLike) -> bool:
+    """GitHub's secondary rate limits answer 403 (or 429) and say so only in the message."""
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    message = body.get("message") if isinstance(body, dict) else None
+    return isinstance(message, str) and "secondary rate limit" in message.lower()
 
 
 class RestClient:
@@ -180,6 +193,8 @@ class RestClient:
         status = response.status_code
         if _rate_limited(response):
             wait = retry_after_seconds(response.headers)
+            if wait is None and _secondary_limit(response):
+                wait = SECONDARY_LIMIT_WAIT_S
             if wait is not None and wait > self._retry.max_delay:
                 raise RateLimited(f"{self._source} asks us to wait {wait:.0f}s; try the sync later", wait)
             raise _Retryable("rate_limited", status, wait)

@@ -15,6 +15,7 @@ from connectors.base import (
     Link,
     LinkedIdentity,
     LinkType,
+    RateLimited,
     SourceDoc,
     SourceUnavailable,
 )
@@ -131,6 +132,24 @@ def test_rate_limits_are_honoured(connector: GitHubConnector, fake: FakeGitHub, 
     )  # primary limit
     assert len(drain(connector.pull(None)).docs) == 8
     assert sleeps.waits == [0.0, 0.0]
+
+
+SECONDARY = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+
+
+def test_secondary_rate_limit_waits_at_least_a_minute(
+    connector: GitHubConnector, fake: FakeGitHub, sleeps: SleepLog
+) -> None:
+    """A 403 that names a secondary rate limit, without Retry-After: wait >= 60 s (here: longer than a sync
+    sits out, so the run stops and says when to try again), never a tight retry, never "refused access"."""
+    fake.faults.append(Fault(403, {}, None, SECONDARY))
+    with pytest.raises(RateLimited) as limited:
+        drain(connector.pull(None))
+    assert limited.value.retry_after is not None and limited.value.retry_after >= 60
+    assert sleeps.waits == []
+    fake.faults.append(Fault(403, {"retry-after": "3"}, None, SECONDARY))  # told how long: honoured
+    assert len(drain(connector.pull(None)).docs) == 8
+    assert sleeps.waits == [3.0]
 
 
 def test_server_error_burst_is_survived(
