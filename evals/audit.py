@@ -37,7 +37,6 @@ from sqlalchemy.pool import StaticPool
 
 from connectors.knowledge.acl import can_see
 from connectors.knowledge.store import KnowledgeStore, RestrictedDocument
-from connectors.text import TICKET_KEY
 from graph_flows.flow import Investigator, build_flow
 from graph_flows.gaplog import GapLog
 from graph_flows.reading import sentences
@@ -197,7 +196,7 @@ def _probes(
             public = _public_check(store)
             for step in steps:
                 line = status_text(step, nameable=public) or ""
-                yield "status", any(n in line for n in _status_needles(doc, question))
+                yield "status", any(n in line for n in _status_needles(doc, question, status_text))
         follow = investigator.ask(
             shared, "and what else should I know about it?", asker=user, principals=principals
         )
@@ -212,10 +211,12 @@ def _public_check(store: KnowledgeStore) -> Callable[[str], bool]:
     return lambda doc_id: store.document(doc_id, PUBLIC_ONLY) is not None
 
 
-def _status_needles(doc: _Doc, question: str) -> list[str]:
-    """A status line shows a short title ("FIN-9" of "FIN-9: Late delivery..."): check that too."""
-    short = [m for m in TICKET_KEY.findall(doc.title[:16])] + [doc.title.split(":")[0][:24]]
-    return [n for n in [*_needles(doc, question), *short] if len(n) > 3 and n not in question]
+def _status_needles(doc: _Doc, question: str, status_text: StatusText) -> list[str]:
+    """What would betray the document in a status line: its usual needles, and the name the status renderer
+    itself gives it ("FIN-9" for "FIN-9: Late delivery ...")."""
+    step = {"node": "retrieve", "round": 1, "reading": [doc.title], "reading_ids": [doc.id]}
+    shown = (status_text(step) or "").removeprefix("Round 1: reading ").removesuffix("…")
+    return [n for n in [*_needles(doc, question), shown] if len(n) > 3 and n not in question]
 
 
 def _drift_probes(
