@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
@@ -304,19 +304,27 @@ def build_session(
 @dataclass
 class Watermark:
     """An incremental position for listings ordered by modification time: the newest time processed and the
-    ids processed at exactly that time (listings filter with `>=`, so the boundary comes back next run)."""
+    ids processed at exactly that time (listings filter with `>=`, so the boundary comes back next run).
+
+    Sources whose search index lags (Jira) re-read an `overlap` window before the mark; `recent` remembers
+    which version of each item inside that window was already taken, so the window costs no duplicates."""
 
     at: datetime | None = None
     ids: set[str] = field(default_factory=set)
+    recent: dict[str, str] = field(default_factory=dict)  # item id -> its modification time (ISO) taken
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> Watermark:
         if not data or not data.get("updated"):
             return cls()
-        return cls(datetime.fromisoformat(str(data["updated"])), {str(i) for i in data.get("ids") or []})
+        recent = {str(k): str(v) for k, v in (data.get("recent") or {}).items()}
+        return cls(
+            datetime.fromisoformat(str(data["updated"])), {str(i) for i in data.get("ids") or []}, recent
+        )
 
     def dump(self) -> dict[str, Any]:
-        return {"updated": self.at.isoformat() if self.at else None, "ids": sorted(self.ids)}
+        found: dict[str, Any] = {"updated": self.at.isoformat() if self.at else None, "ids": sorted(self.ids)}
+        return found | ({"recent": dict(sorted(self.recent.items()))} if self.recent else {})
 
     def seen(self, updated: datetime, item_id: str) -> bool:
         return self.at is not None and (updated < self.at or (updated == self.at and item_id in self.ids))
@@ -326,6 +334,23 @@ class Watermark:
             self.at, self.ids = updated, {item_id}
         elif updated == self.at:
             self.ids.add(item_id)
+
+    def since(self, overlap: timedelta) -> datetime | None:
+        """Where the next listing starts: the mark less the overlap window."""
+        return None if self.at is None else self.at - overlap
+
+    def seen_within(self, updated: datetime, item_id: str, overlap: timedelta) -> bool:
+        """Taken already: older than the window, or this very version of it taken inside the window."""
+        if self.at is None:
+            return False
+        return updated < self.at - overlap or self.recent.get(item_id) == updated.isoformat()
+
+    def take(self, updated: datetime, item_id: str, overlap: timedelta) -> None:
+        self.advance(updated, item_id)
+        self.recent[item_id] = updated.isoformat()
+        assert self.at is not None
+        start = self.at - overlap
+        self.recent = {k: v for k, v in self.recent.items() if datetime.fromisoformat(v) >= start}
 
 
 class SourceClient:

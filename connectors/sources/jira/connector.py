@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -26,6 +27,9 @@ from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_
 
 log = logging.getLogger(__name__)
 ACL_FIELDS = ["summary", "updated", "security", "reporter", "assignee"]  # what an issue's ACL depends on
+# Jira's search index lags behind updates, and JQL dates are whole minutes: each run re-reads this much before
+# its mark, taking only issue versions it has not taken yet.
+OVERLAP = timedelta(minutes=10)
 
 
 # The source's own declarations (kind, config, client), shaped like GitHub's; what they share is in OwnsClient.
@@ -95,7 +99,7 @@ class JiraConnector(OwnsClient):
             return Failure(
                 id=doc_id(self.name, str(ident or "unknown")), reason=f"malformed issue: {bad_fields(exc)}"
             )
-        if mark.seen(issue.fields.updated, issue.key):
+        if mark.seen_within(issue.fields.updated, issue.key, OVERLAP):
             return None
         try:
             doc = self._doc(issue, permissions)
@@ -107,7 +111,7 @@ class JiraConnector(OwnsClient):
                 id=doc_id(self.name, issue.key), reason=f"malformed issue parts: {bad_fields(exc)}"
             )
         finally:
-            mark.advance(issue.fields.updated, issue.key)
+            mark.take(issue.fields.updated, issue.key, OVERLAP)
         return doc
 
     def _doc(self, issue: Issue, permissions: JiraPermissions) -> SourceDoc:
@@ -132,9 +136,10 @@ class JiraConnector(OwnsClient):
 
     def _jql(self, mark: Watermark) -> str:
         clause = self._projects_clause()
-        if mark.at is not None:
+        since = mark.since(OVERLAP)
+        if since is not None:
             # JQL dates are minutes in the searching user's zone; `>=` on the floor re-reads the boundary.
-            local = mark.at.astimezone(self._zone())
+            local = since.astimezone(self._zone())
             clause += f' AND updated >= "{local:%Y-%m-%d %H:%M}"'
         return clause + " ORDER BY updated ASC, key ASC"
 
