@@ -422,6 +422,30 @@ def audit_permissions_command(
     raise typer.Exit(1 if report.leaks else 0)
 
 
+vault_app = typer.Typer(help="The token vault (admins).", no_args_is_help=True)
+app.add_typer(vault_app, name="vault")
+
+
+@vault_app.command("rotate")
+def vault_rotate(verbose: Verbose = False) -> None:
+    """Re-encrypt every stored token and secret with the first key of SLEUTH_VAULT_KEY.
+
+    Rotation: set SLEUTH_VAULT_KEY="<new>,<old>", run this, then set it to "<new>" alone."""
+    rt = _runtime()
+    key = rt.settings.vault_key
+    if key is None or len([k for k in key.get_secret_value().split(",") if k.strip()]) < 2:
+        typer.echo(
+            'Only one vault key is configured: put the new key first, SLEUTH_VAULT_KEY="<new>,<old>", '
+            "then run this again."
+        )
+        raise typer.Exit(1)
+    count = rt.vault.rotate()
+    typer.echo(
+        f"re-encrypted {count} stored value{'s' if count != 1 else ''} with the first key; "
+        "you can now drop the older keys from SLEUTH_VAULT_KEY"
+    )
+
+
 sources_app = typer.Typer(help="Manage sources (admins).", no_args_is_help=True)
 app.add_typer(sources_app, name="sources")
 
