@@ -4,8 +4,8 @@ Keys come from configuration as one Fernet key or several separated by commas, t
 is encrypted with the first and decrypted with any of them (`MultiFernet`), so a key is rotated by putting the
 new one in front, calling `TokenVault.rotate()` (`sleuth vault rotate`), then dropping the old one. In
 development, without a key, the vault creates a key file (mode 0600) in the user's config directory
-(`default_key_file`: one per data directory, never inside it, so a copied or backed-up data directory does not
-carry the key that opens it; a key file an older version left in the data directory is moved there) and says
+(`default_key_file`: one per user account, never inside the data directory, so a copied or backed-up data
+directory does not carry the key that opens it; a key file an older version left there is moved out) and says
 so in a warning; in production it refuses.
 
 Nothing here logs or reprs a secret: `TokenSet` hides its tokens, `get_secret` answers a `SecretStr`.
@@ -20,7 +20,6 @@ key at startup).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -311,16 +310,19 @@ def _multi_fernet(key: str) -> MultiFernet:
 
 
 def default_key_file(data_dir: Path) -> Path:
-    """Where the development key of a data directory lives: `$XDG_CONFIG_HOME/sleuth/` (or `~/.config`)."""
+    """Where the development key lives: `$XDG_CONFIG_HOME/sleuth/vault.key` (or `~/.config/...`), one per user
+    account, whatever the data directory (a copied one still opens; it just does not carry its key)."""
     base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:12]
-    return base / "sleuth" / f"vault-{digest}.key"
+    return base / "sleuth" / KEY_FILE_NAME
 
 
 def _local_key(path: Path, *, legacy: Path) -> str:
     """Reads or creates the key file `path` (0600), first moving a `legacy` one there. Development only."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if legacy.exists() and not path.exists():
+    if legacy.exists():
+        if path.exists():  # another data directory made the user's key first: keep this one's own
+            log.warning("the vault key file is still in the data directory", extra={"path": str(legacy)})
+            return _read_key(legacy)
         os.replace(legacy, path)
         log.warning("moved the local vault key out of the data directory", extra={"path": str(path)})
     try:
