@@ -26,12 +26,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
 
 from bot.identity.errors import InvalidLinkState, LinkFailed, LinkRefused, UnknownSource
+from bot.identity.slack_signin import SlackSignIn, SlackSignInFailed
 from bot.identity.states import Clock, StateStore
 from bot.vault import TokenSet, TokenVault, owner_columns
 from connectors.base import LinkedIdentity
@@ -92,6 +93,10 @@ class OAuthSourceConfig(BaseModel):
     userinfo_url: str  # answers {sub, email?, groups?} for a bearer token
     scopes: tuple[str, ...] = ()
     display_name: str | None = None  # "Acme" in messages; defaults to the source name capitalised
+    # How a link is bound to the Slack user who asked for it: "email" (the provider's verified email is the one
+    # Slack verified) or "slack" (the finishing browser signs in with Slack first; for accounts whose emails
+    # differ; needs SLEUTH_SLACK_CLIENT_ID / SECRET).
+    binding: Literal["email", "slack"] = "email"
 
     @property
     def label(self) -> str:
@@ -168,8 +173,10 @@ class AccountLinker:
         clock: Clock = time.time,
         state_ttl_s: float = 600.0,
         http_timeout_s: float = 10.0,
+        slack_signin: SlackSignIn | None = None,
     ) -> None:
         self._engine, self._vault, self._clock = engine, vault, clock
+        self._slack = slack_signin
         self._sources = {config.source: config for config in sources}
         self._redirect_uri = redirect_uri
         self._timeout = http_timeout_s
@@ -204,6 +211,12 @@ class AccountLinker:
         `slack_email` is the user's email as Slack verified it (the bot's own users.info call); without one
         no account can be bound to the user, and `LinkFailed` says so."""
         config = self.source(source)
+        if config.binding == "slack":
+            if self._slack is None:
+                raise LinkFailed(config.source, config.label, "slack_signin_not_configured")
+            state, _ = self._states.mint(team, user, source, slack_email)
+            log.info("link started", extra={"team": team, "user": user, "source": source, "binding": "slack"})
+            return self._slack.start_url(state)
         if not slack_email:
             raise LinkRefused(
                 config.source,
@@ -220,12 +233,57 @@ class AccountLinker:
         log.info("link started", extra={"team": team, "user": user, "source": source})
         return str(url)
 
-    def complete(self, *, state: str, code: str | None, error: str | None = None) -> LinkResult:
-        """Finishes a link from the callback's query. Raises `InvalidLinkState` or `LinkFailed`."""
+    def begin_proof(self, state: str) -> tuple[str, str]:
+        """For a "slack"-bound link: (Slack's sign-in URL, a secret for the browser's cookie)."""
+        config = self._sources.get(self._states.peek(state).source)
+        if config is None or config.binding != "slack" or self._slack is None:
+            raise InvalidLinkState()
+        return self._slack.authorize_url(state), self._states.begin_proof(state)
+
+    def finish_proof(self, *, state: str, code: str | None, error: str | None, browser: str | None) -> str:
+        """Slack says who signed in in this browser; if it is the user who asked for the link, returns the
+        provider's authorize URL. Raises `InvalidLinkState`, `LinkFailed` or `LinkRefused`."""
+        pending = self._states.peek(state)
+        config = self._sources.get(pending.source)
+        if config is None or config.binding != "slack" or self._slack is None:
+            raise InvalidLinkState()
+        if error or not code:
+            raise LinkFailed(config.source, config.label, (error or "missing_code")[:64])
+        try:
+            team, user = self._slack.user(code)
+        except SlackSignInFailed as exc:
+            raise LinkFailed(config.source, config.label, f"slack_signin:{exc}"[:64]) from None
+        if (team, user) != (pending.team, pending.user):
+            self._states.consume(state)  # a forwarded link is spent, not left for another try
+            message = (
+                f"You signed in to Slack as {user}, but this {config.label} link was started by Slack user "
+                f"{pending.user}. Nothing was linked. If someone sent you this link, tell your Slack admin; to "
+                f"link your own account run `/sleuth link {config.source}`."
+            )
+            raise LinkRefused(config.source, config.label, "slack_user_mismatch", message)
+        if not self._states.prove(state, browser):
+            raise LinkRefused(
+                config.source, config.label, "wrong_browser", _WRONG_BROWSER.format(label=config.label)
+            )
+        with self._client(config, scope=" ".join(config.scopes) or None) as client:
+            url, _ = client.create_authorization_url(
+                config.authorize_url, state=state, code_verifier=pending.code_verifier
+            )
+        return str(url)
+
+    def complete(
+        self, *, state: str, code: str | None, error: str | None = None, browser: str | None = None
+    ) -> LinkResult:
+        """Finishes a link from the callback's query (`browser`: the sign-in cookie, for "slack"-bound
+        sources). Raises `InvalidLinkState` or `LinkFailed`."""
         pending = self._states.consume(state)
         config = self._sources.get(pending.source)
         if config is None:
             raise InvalidLinkState()  # the source was removed from the configuration meanwhile
+        if config.binding == "slack" and not self._states.proven(state, browser):
+            raise LinkRefused(
+                config.source, config.label, "not_proven", _WRONG_BROWSER.format(label=config.label)
+            )
         if error or not code:
             raise LinkFailed(config.source, config.label, (error or "missing_code")[:64])
         with self._client(config) as client:
@@ -246,7 +304,11 @@ class AccountLinker:
             except (_TokenRejected, _Unreachable) as exc:
                 self._revoke(config, token)  # a grant we cannot use is not kept at the provider either
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
-        refusal = _refusal(config.source, config.label, pending.user, pending.slack_email, profile)
+        refusal = (
+            None
+            if config.binding == "slack"  # this browser's user proved at Slack to be the one who asked
+            else _refusal(config.source, config.label, pending.user, pending.slack_email, profile)
+        )
         if refusal is not None:
             self._revoke(config, token)
             log.warning(
@@ -486,6 +548,12 @@ class AccountLinker:
 
 def _key(team: str, user: str, source: str) -> tuple[Any, ...]:
     return (oauth_links.c.team == team, oauth_links.c.user == user, oauth_links.c.source == source)
+
+
+_WRONG_BROWSER = (
+    "This {label} link has to be finished in the browser that signed in to Slack as the person who asked for "
+    "it. Nothing was linked. Run `/sleuth link` again and open the new link yourself."
+)
 
 
 def would_link(slack_email: str | None, provider_email: str | None, verified: bool) -> bool:

@@ -4,6 +4,10 @@ carry the same verified email). Only a hash of the state is stored; the verifier
 the vault.
 
 Table `oauth_states`: state_hash (sha256 hex) -> team, user, source, verifier_ct, created_at, expires_at.
+
+Where a source binds links by a Slack sign-in instead of by email, `oauth_proofs` holds, per state, a hash of the
+secret cookie given to the browser that started the sign-in, and whether Slack confirmed that browser's user is
+the one who asked for the link (`begin_proof`, `prove`, `proven`).
 """
 
 from __future__ import annotations
@@ -13,8 +17,22 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import Column, Engine, Float, LargeBinary, MetaData, String, Table, delete, insert, select
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Engine,
+    Float,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    delete,
+    insert,
+    select,
+    update,
+)
 
 from bot.identity.errors import InvalidLinkState
 from bot.vault import TokenVault, owner_columns
@@ -31,6 +49,16 @@ oauth_states = Table(
     *owner_columns(primary_key=False),
     Column("verifier_ct", LargeBinary, nullable=False),
     Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False, index=True),
+)
+
+
+oauth_proofs = Table(
+    "oauth_proofs",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),
+    Column("browser_hash", String(64), nullable=False),
+    Column("proven", Boolean, nullable=False, default=False),
     Column("expires_at", Float, nullable=False, index=True),
 )
 
@@ -75,6 +103,61 @@ class StateStore:
             )
         return state, verifier
 
+    def peek(self, state: str) -> PendingLink:
+        """The pending link without using it up (the Slack sign-in step reads it); `InvalidLinkState` if none."""
+        if not state or len(state) > 256:
+            raise InvalidLinkState()
+        with self._engine.connect() as conn:
+            row = (
+                conn.execute(select(oauth_states).where(oauth_states.c.state_hash == state_hash(state)))
+                .mappings()
+                .first()
+            )
+        if row is None or row["expires_at"] <= self._clock():
+            raise InvalidLinkState()
+        return self._pending(row)
+
+    def begin_proof(self, state: str) -> str:
+        """A fresh browser secret (for a cookie) bound to this state; a second start replaces the first."""
+        self.peek(state)
+        secret = secrets.token_urlsafe(32)
+        key = state_hash(state)
+        with self._engine.begin() as conn:
+            conn.execute(delete(oauth_proofs).where(oauth_proofs.c.state_hash == key))
+            conn.execute(
+                insert(oauth_proofs).values(
+                    state_hash=key,
+                    browser_hash=state_hash(secret),
+                    proven=False,
+                    expires_at=self._clock() + self._ttl_s,
+                )
+            )
+        return secret
+
+    def prove(self, state: str, browser: str | None) -> bool:
+        """Marks the state proven, if `browser` holds the secret its sign-in started with."""
+        with self._engine.begin() as conn:
+            done = conn.execute(
+                update(oauth_proofs).where(*self._proof_match(state, browser)).values(proven=True)
+            ).rowcount
+        return bool(done)
+
+    def proven(self, state: str, browser: str | None) -> bool:
+        """Whether Slack confirmed the user of *this* browser (the one holding the secret) for the state."""
+        with self._engine.begin() as conn:
+            found = conn.execute(
+                select(oauth_proofs.c.proven).where(*self._proof_match(state, browser))
+            ).scalar()
+            conn.execute(delete(oauth_proofs).where(oauth_proofs.c.state_hash == state_hash(state)))
+        return bool(found)
+
+    def _proof_match(self, state: str, browser: str | None) -> tuple[Any, ...]:
+        return (
+            oauth_proofs.c.state_hash == state_hash(state),
+            oauth_proofs.c.browser_hash == state_hash(browser or secrets.token_urlsafe(8)),
+            oauth_proofs.c.expires_at > self._clock(),
+        )
+
     def consume(self, state: str) -> PendingLink:
         """Takes the state out of the store (once, even under concurrency); raises `InvalidLinkState`."""
         if not state or len(state) > 256:
@@ -90,6 +173,9 @@ class StateStore:
                 raise InvalidLinkState()  # another request consumed it first
         if row["expires_at"] <= self._clock():
             raise InvalidLinkState()
+        return self._pending(row)
+
+    def _pending(self, row: Any) -> PendingLink:
         try:
             secret = json.loads(self._vault.decrypt(row["verifier_ct"]))
             verifier, email = str(secret["verifier"]), secret.get("slack_email")

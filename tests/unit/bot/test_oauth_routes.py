@@ -14,7 +14,9 @@ class FakeLinker:
         self.outcome = outcome
         self.calls: list[dict[str, Any]] = []
 
-    def complete(self, *, state: str, code: str | None, error: str | None = None) -> LinkResult:
+    def complete(
+        self, *, state: str, code: str | None, error: str | None = None, browser: str | None = None
+    ) -> LinkResult:
         self.calls.append({"state": state, "code": code, "error": error})
         if isinstance(self.outcome, Exception):
             raise self.outcome
