@@ -23,6 +23,7 @@ from connectors.sources.rest import RequestRejected
 
 log = logging.getLogger(__name__)
 BROWSE = "BROWSE_PROJECTS"
+UNREADABLE = "cannot read {what} (HTTP 403): the issues that depend on it are visible to no one"
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,16 @@ class JiraPermissions:
     def acl(self, issue: Issue) -> frozenset[str]:
         project = issue.key.rsplit("-", 1)[0]
         security = issue.fields.security
-        browse = self._project(project).for_issue(issue, self._source)
-        if security is not None and security.id:
-            # A security level narrows who may browse the issue; such an issue is never public.
-            level = self._level(project, security.id).for_issue(issue, self._source)
-            return frozenset(intersect([browse, level], self._group_members) - {PUBLIC})
+        try:
+            browse = self._project(project).for_issue(issue, self._source)
+            if security is not None and security.id:
+                # A security level narrows who may browse the issue; such an issue is never public.
+                level = self._level(project, security.id).for_issue(issue, self._source)
+                return frozenset(intersect([browse, level], self._group_members) - {PUBLIC})
+        except Forbidden:  # a role or security level this token may not read: the issue is visible to no one
+            log.warning("jira permissions unreadable; issue visible to no one", extra={"issue": issue.key})
+            self.problems.setdefault(project, UNREADABLE.format(what="a role or security level"))
+            return frozenset()
         return frozenset(browse)
 
     def _project(self, key: str) -> Access:

@@ -305,7 +305,22 @@ def test_a_token_that_cannot_read_permissions_indexes_nobody_and_says_so(
     assert docs["jira:PUB-1"].acl == {PUBLIC}
     assert all(docs[k].acl == frozenset() for k in docs if k.startswith("jira:ENG-"))
     assert [(f.id, f.reason) for f in run.failures] == [
-        ("jira:ENG", "cannot read the permission scheme (HTTP 403): its issues are visible to no one")
+        (
+            "jira:ENG",
+            "cannot read the permission scheme (HTTP 403): the issues that depend on it are visible to no one",
+        )
+    ]
+
+
+def test_a_token_that_cannot_read_security_levels_hides_those_issues(
+    connector: JiraConnector, fake: FakeJira
+) -> None:
+    fake.fail_next(50, status=403, retry_after=None, path="/rest/api/3/project/ENG/issuesecuritylevelscheme")
+    run = drain(connector.pull(None))
+    docs = _docs(run)
+    assert docs["jira:ENG-4"].acl == frozenset() and docs["jira:ENG-1"].acl  # only the secured issue
+    assert [f.reason for f in run.failures] == [
+        "cannot read a role or security level (HTTP 403): the issues that depend on it are visible to no one"
     ]
 
 
