@@ -73,9 +73,7 @@ class JiraPermissions:
                 scheme = self._client.permission_scheme(key)
             except Forbidden:
                 log.warning("jira permissions unreadable; issues visible to no one", extra={"project": key})
-                self.problems[key] = (
-                    "cannot read the permission scheme (HTTP 403): its issues are visible to no one"
-                )
+                self.problems[key] = UNREADABLE.format(what="the permission scheme")
                 self._projects[key] = Access(frozenset())
                 return self._projects[key]
             grants = [
