@@ -43,7 +43,7 @@ def test_status_in_a_channel_names_no_restricted_document(make_env: EnvFactory, 
     titles = _restricted_titles_read(env, ts)
     shown = env.slack.statuses(GENERAL, ts) + [c.get("text") or "" for c in env.slack.calls_to("chat.update")]
     assert titles, "the question should read restricted documents"
-    assert any(line.startswith("Round 1: reading") for line in shown)
+    assert any(": reading" in line for line in shown)  # some reading line got through (others may coalesce)
     names = titles | {short_title(t) for t in titles}
     leaked = [line for line in shown for name in names if name in line]
     assert leaked == []
