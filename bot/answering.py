@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from slack_sdk import WebClient
@@ -180,9 +180,10 @@ class Answerer:
         asker = self._askers.resolve(job.team, job.user)
         status = self._status.thread(job.channel, job.thread_ts or "", job.placeholder_ts)
         status.set(PLACEHOLDER)
+        nameable = self._nameable(job)
 
         def progress(step: dict[str, Any]) -> None:
-            text = progress_text(step)
+            text = progress_text(step, nameable=nameable)
             if text:
                 status.set(text)
             self._jobs.renew(job.id, worker)
@@ -205,6 +206,12 @@ class Answerer:
         for note in asker.notes:
             self._tell_privately(job, note)
         return result
+
+    def _nameable(self, job: Job) -> Callable[[str], bool] | None:
+        """What the channel-wide status may name; without an audience policy, in a channel, nothing."""
+        if self._audience is not None:
+            return self._audience.nameable(job.team, job.channel)
+        return None if job.channel.startswith("D") else (lambda doc_id: False)
 
     def _publish(self, job: Job, worker: str, messages: Sequence[Message]) -> None:
         current = self._jobs.get(job.id) or job

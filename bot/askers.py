@@ -78,6 +78,17 @@ class AskerDirectory:
         log.info("asker resolved", extra={"principals": len(principals), "linked_problems": len(told)})
         return Asker(user, email, frozenset(principals), told)
 
+    def verified_email(self, user: str) -> str | None:
+        """The email Slack verified for a human user (what an account link is bound to), or None."""
+        if not user.startswith(("U", "W")):
+            return None
+        try:
+            found = self._user(user)
+        except UnknownAsker:
+            return None
+        email = None if found.get("is_bot") else (found.get("profile") or {}).get("email")
+        return str(email).strip().lower() if email else None
+
     def is_bot(self, user: str) -> bool:
         """Whether Slack says `user` is a bot user (even one whose events carry no `bot_id`); cached like every
         `users.info`; False when Slack can't say now (the question is not dropped for that)."""

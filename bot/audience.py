@@ -118,6 +118,14 @@ class ChannelAudience:
             log.warning("channel member not resolved; counted as public only", extra={"member": member})
             return frozenset({PUBLIC})
 
+    def nameable(self, team: str, channel: str) -> Callable[[str], bool] | None:
+        """Which documents a line everyone in the channel sees (the progress status, the placeholder) may
+        name: under `asker`, only public ones (every member may open them); None where the asker is the only
+        reader (a DM) or retrieval already used what every member may see (`channel`)."""
+        if _is_dm(channel) or self.policy(team, channel) == "channel":
+            return None
+        return self._is_public
+
     def needs_private(self, team: str, channel: str, answer: dict[str, Any]) -> bool:
         """Under `asker`, an answer in a channel that cites anything non-public goes to the asker only."""
         if _is_dm(channel) or self.policy(team, channel) == "channel":

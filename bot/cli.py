@@ -65,12 +65,25 @@ def _main(
 @app.command()
 def sync(
     source: Annotated[str | None, typer.Argument(help="Source name; default all")] = None,
+    permissions: Annotated[
+        bool, typer.Option("--permissions", help="Only re-read current ACLs (no content, no embedding)")
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Pull every source (or one) into the knowledge store, incrementally."""
     rt = _runtime()
     names = [source] if source else [e.name for e in rt.sources()]
     failed = False
+    if permissions:
+        for name in names:
+            result = rt.sync_service.run_permissions(name)
+            typer.echo(
+                f"permissions {name}: {result.status}  checked {result.checked}  changed {result.changed}"
+                + (f"  failed {result.failed}" if result.failed else "")
+                + (f"  ({result.error})" if result.error else "")
+            )
+            failed |= not result.ok
+        raise typer.Exit(1 if failed else 0)
     for name in names:
         summary = run_sync(rt, name)
         failed |= not summary.ok
@@ -380,6 +393,8 @@ def audit_permissions_command(
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from bot.identity.linking import would_link
+    from bot.render import progress_text
     from evals.audit import audit_permissions
 
     rt = _runtime()
@@ -389,7 +404,14 @@ def audit_permissions_command(
         SpinnerColumn(), TextColumn("[bold]audit"), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     ) as bar:
         task = bar.add_task("audit", total=probes)
-        report = audit_permissions(rt, users, max_probes=probes, progress=lambda n: bar.advance(task, n))
+        report = audit_permissions(
+            rt,
+            users,
+            max_probes=probes,
+            progress=lambda n: bar.advance(task, n),
+            status_text=progress_text,
+            link_check=would_link,
+        )
     table = Table("path", "probes")
     for path, n in sorted(report.by_path.items()):
         table.add_row(path, str(n))
@@ -398,6 +420,30 @@ def audit_permissions_command(
         console.print(f"[red]leak[/] {leak}")
     typer.echo(f"probes: {report.probes}  leaks: {len(report.leaks)}")
     raise typer.Exit(1 if report.leaks else 0)
+
+
+vault_app = typer.Typer(help="The token vault (admins).", no_args_is_help=True)
+app.add_typer(vault_app, name="vault")
+
+
+@vault_app.command("rotate")
+def vault_rotate(verbose: Verbose = False) -> None:
+    """Re-encrypt every stored token and secret with the first key of SLEUTH_VAULT_KEY.
+
+    Rotation: set SLEUTH_VAULT_KEY="<new>,<old>", run this, then set it to "<new>" alone."""
+    rt = _runtime()
+    key = rt.settings.vault_key
+    if key is None or len([k for k in key.get_secret_value().split(",") if k.strip()]) < 2:
+        typer.echo(
+            'Only one vault key is configured: put the new key first, SLEUTH_VAULT_KEY="<new>,<old>", '
+            "then run this again."
+        )
+        raise typer.Exit(1)
+    count = rt.vault.rotate()
+    typer.echo(
+        f"re-encrypted {count} stored value{'s' if count != 1 else ''} with the first key; "
+        "you can now drop the older keys from SLEUTH_VAULT_KEY"
+    )
 
 
 sources_app = typer.Typer(help="Manage sources (admins).", no_args_is_help=True)

@@ -23,4 +23,4 @@ class BotDeps:
     runtime: Runtime  # `/sleuth sources` and `gaps` read the catalog, sync status and gap log through it
     linker: AccountLinker | None = None  # None: no OAuth sources to link
     audience: ChannelAudience | None = None  # per-channel answer audience (admins set it)
-    askers: AskerDirectory | None = None  # who a Slack user is and may see (App Home, traces, forget)
+    askers: AskerDirectory | None = None  # who a Slack user is and may see (App Home, traces, forget, links)

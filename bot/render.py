@@ -9,6 +9,7 @@ is cut, and the message says how many were left out. All source and model text i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from bot.mrkdwn import clip, escape, link, safe_url, split
@@ -189,15 +190,25 @@ def short_title(title: str) -> str:
     return m.group(1) if m else clip(title, 40)
 
 
-def progress_text(step: dict[str, Any]) -> str | None:
-    """The thread status for a finished flow step, e.g. "Round 2: reading ENG-150 and 2 more…"."""
+def progress_text(step: dict[str, Any], *, nameable: Callable[[str], bool] | None = None) -> str | None:
+    """The thread status for a finished flow step, e.g. "Round 2: reading ENG-150 and 2 more…".
+
+    `nameable(doc_id)` says which documents the line may name (in a channel: those every member may open);
+    None names any. With nothing nameable the line only counts: "Round 2: reading 3 passages…"."""
     node, round_no = step.get("node"), step.get("round")
     if node == "plan":
         return "Planning what to look for…"
     if node == "retrieve":
-        titles = [short_title(str(t)) for t in step.get("reading") or []]
-        if not titles:
+        reading = [str(t) for t in step.get("reading") or []]
+        if not reading:
             return f"Round {round_no}: searching…"
+        if nameable is not None:
+            ids = [str(d) for d in step.get("reading_ids") or []]
+            named = [t for t, d in zip(reading, ids, strict=False) if nameable(d)]
+            if not named:
+                return f"Round {round_no}: reading {len(reading)} passage{'s' if len(reading) > 1 else ''}…"
+            reading = named + [t for t in reading if t not in named]
+        titles = [short_title(t) for t in reading]
         more = f" and {len(titles) - 1} more" if len(titles) > 1 else ""
         return clip(f"Round {round_no}: reading {titles[0]}{more}…", MAX_STATUS_CHARS)
     if node == "reflect":

@@ -68,7 +68,12 @@ class Runtime:
     def sync_service(self) -> SyncService:
         from connectors.sync_service import SyncService
 
-        return SyncService(self.store, self.sources, self.connector)
+        return SyncService(
+            self.store,
+            self.sources,
+            self.connector,
+            permissions_interval_s=self.settings.permission_sync_interval_s,
+        )
 
     @cached_property
     def vault(self) -> TokenVault:
@@ -95,8 +100,29 @@ class Runtime:
             return None
         from bot.identity import AccountLinker
 
-        redirect = f"{self.settings.public_url.rstrip('/')}/oauth/callback"
-        return AccountLinker(self.engine, self.vault, self.settings.oauth_sources, redirect_uri=redirect)
+        public = self.settings.public_url.rstrip("/")
+        signin = None
+        if self.settings.slack_client_id and self.settings.slack_client_secret:
+            from bot.identity.slack_signin import SlackSignIn, SlackSignInConfig
+
+            api = self.settings.slack_api_url
+            signin = SlackSignIn(
+                SlackSignInConfig(
+                    client_id=self.settings.slack_client_id,
+                    client_secret=self.settings.slack_client_secret,
+                    redirect_uri=f"{public}/oauth/slack/callback",
+                    start_url=f"{public}/oauth/slack/start",
+                    authorize_url=api.rstrip("/").removesuffix("/api") + "/openid/connect/authorize",
+                    api_url=api,
+                )
+            )
+        return AccountLinker(
+            self.engine,
+            self.vault,
+            self.settings.oauth_sources,
+            redirect_uri=f"{public}/oauth/callback",
+            slack_signin=signin,
+        )
 
     @cached_property
     def reasoner(self) -> Reasoner:

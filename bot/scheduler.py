@@ -1,6 +1,7 @@
 """Scheduled sync inside `sleuth serve`: each source is synced when its interval has passed since its last
-finished sync. Several workers may run this; the per-source lease in the database lets one sync at a time
-(the others see "busy" and skip). `sleuth sync` from cron does the same work on demand.
+finished sync, and its permissions re-read on their own, shorter interval (`SLEUTH_PERMISSION_SYNC_INTERVAL_S`).
+Several workers may run this; the per-source lease in the database lets one sync at a time (the others see
+"busy" and skip). `sleuth sync` from cron does the same work on demand.
 
 The same tick runs the other periodic jobs (`also`, e.g. the admin digest), each guarding itself against the
 other workers through the database the same way.

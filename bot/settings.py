@@ -49,6 +49,7 @@ class Settings(BaseSettings):
     embedder: EmbedderConfig = EmbedderConfig()
     examples_dir: Path = DEFAULT_EXAMPLES  # the embedded default source when no source is configured
     default_asker: str | None = None  # `sleuth ask/chat/whoami` without --as ask as this email
+    permission_sync_interval_s: int = 600  # re-read sources' ACLs this often (content: per source, 1 h)
     flow: FlowConfig = FlowConfig()
 
     # Slack
@@ -56,6 +57,9 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = None  # set -> Socket Mode
     slack_signing_secret: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
+    # The Slack app's OAuth client, for "Sign in with Slack" on sources whose links bind by Slack sign-in
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
     slack_status_interval_s: float = (
         STATUS_INTERVAL_S  # at most one thread-status update per channel this often
     )

@@ -2,9 +2,11 @@
 
 Keys come from configuration as one Fernet key or several separated by commas, the newest first: every value
 is encrypted with the first and decrypted with any of them (`MultiFernet`), so a key is rotated by putting the
-new one in front, calling `TokenVault.rotate()`, then dropping the old one. In development, without a key, the
-vault creates a key file (mode 0600) under the data directory and says so in a warning; in production it
-refuses.
+new one in front, calling `TokenVault.rotate()` (`sleuth vault rotate`), then dropping the old one. In
+development, without a key, the vault creates a key file (mode 0600) in the user's config directory
+(`default_key_file`: one per user account, never inside the data directory, so a copied or backed-up data
+directory does not carry the key that opens it; a key file an older version left there is moved out) and says
+so in a warning; in production it refuses.
 
 Nothing here logs or reprs a secret: `TokenSet` hides its tokens, `get_secret` answers a `SecretStr`.
 
@@ -182,7 +184,7 @@ class TokenVault:
                 )
             if data_dir is None:
                 raise ConfigError("no vault key configured and no data directory to keep a local key in")
-            key = _local_key(data_dir)
+            key = _local_key(default_key_file(data_dir), legacy=data_dir / KEY_FILE_NAME)
         vault = cls(engine, _multi_fernet(key))
         metadata.create_all(engine)
         vault._check_key()
@@ -307,10 +309,22 @@ def _multi_fernet(key: str) -> MultiFernet:
         ) from exc
 
 
-def _local_key(data_dir: Path) -> str:
-    """Reads or creates `data_dir/vault.key` (0600). Development only."""
-    path = data_dir / KEY_FILE_NAME
-    data_dir.mkdir(parents=True, exist_ok=True)
+def default_key_file(data_dir: Path) -> Path:
+    """Where the development key lives: `$XDG_CONFIG_HOME/sleuth/vault.key` (or `~/.config/...`), one per user
+    account, whatever the data directory (a copied one still opens; it just does not carry its key)."""
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "sleuth" / KEY_FILE_NAME
+
+
+def _local_key(path: Path, *, legacy: Path) -> str:
+    """Reads or creates the key file `path` (0600), first moving a `legacy` one there. Development only."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if legacy.exists():
+        if path.exists():  # another data directory made the user's key first: keep this one's own
+            log.warning("the vault key file is still in the data directory", extra={"path": str(legacy)})
+            return _read_key(legacy)
+        os.replace(legacy, path)
+        log.warning("moved the local vault key out of the data directory", extra={"path": str(path)})
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

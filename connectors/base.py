@@ -3,7 +3,8 @@
 Data flows one way: a `Connector` yields `SourceDoc | Deleted | Failure` from `pull()`, `connectors.sync` writes
 them to the knowledge store, and the flows read the store. Nothing here does I/O.
 
-Principals are prefixed strings: `public`, `user:<email or source account>`, `group:<source>:<name>`.
+Principals are prefixed strings: `public`, `user:<verified email>`, `user:<source>:<account id>`,
+`group:<source>:<name>`, where `<source>` is the source's configured name.
 A document's `acl` is the set of principals any one of which may read it; an empty ACL means nobody.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -24,6 +25,12 @@ JSON = Any  # a value made only of dict/list/str/int/float/bool/None
 
 def user_principal(account: str) -> str:
     return f"user:{account.strip().lower()}"
+
+
+def account_principal(source: str, account: str) -> str:
+    """A source's own account id, in that source's namespace: `user:<source>:<id>`. Only `user_principal` of
+    a verified email is shared between sources."""
+    return f"user:{source}:{account.strip().lower()}"
 
 
 def group_principal(source: str, name: str) -> str:
@@ -131,6 +138,14 @@ class Skipped(BaseModel):
     reason: str
 
 
+class CurrentAcl(BaseModel):
+    """A document's ACL as the source says it is now (permission sync: no text, nothing re-embedded)."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    acl: frozenset[str]
+
+
 class LinkedIdentity(BaseModel):
     """What the bot knows about the asker on one source: the account it linked and, if OAuth, its token.
 
@@ -139,7 +154,8 @@ class LinkedIdentity(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     source: str
-    account: str  # email or the source's account id
+    account: str  # the source's own account id (or, for sources that trust the directory, the email)
+    email: str | None = None  # only an email the provider (or Slack) verified for this account
     access_token: str | None = Field(default=None, repr=False)
     groups: tuple[str, ...] = ()  # groups the provider already told us (e.g. from a userinfo endpoint)
 
@@ -181,6 +197,17 @@ class Connector(Protocol):
     def list_ids(self) -> Iterable[str]: ...
 
     def principals(self, identity: LinkedIdentity) -> set[str]: ...
+
+
+@runtime_checkable
+class PermissionLister(Protocol):
+    """Optional: a connector that can list every document's current ACL more cheaply than a content pull
+    (issue listings without bodies or comments, page listings without bodies). Permission sync uses it to
+    narrow or widen indexed documents when only their permissions changed at the source."""
+
+    name: str
+
+    def acls(self) -> Iterator[CurrentAcl | Failure]: ...
 
 
 class ConnectorError(Exception):

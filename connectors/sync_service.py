@@ -11,12 +11,15 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from connectors.acl_sync import PermissionSummary, sync_permissions
 from connectors.base import Connector
 from connectors.catalog import SourceEntry
 from connectors.knowledge.store import KnowledgeStore
 from connectors.sync import Progress, SyncSummary, source_status, sync_source
 
 log = logging.getLogger(__name__)
+
+PERMISSIONS_INTERVAL_S = 600  # permission sync is cheap and its drift is a leak: more often than content
 
 
 def due_sources(
@@ -44,8 +47,11 @@ class SyncService:
         store: KnowledgeStore,
         sources: Callable[[], list[SourceEntry]],
         connector: Callable[[str], Connector],
+        *,
+        permissions_interval_s: int = PERMISSIONS_INTERVAL_S,
     ) -> None:
         self._store, self._sources, self._connector = store, sources, connector
+        self._permissions_interval = timedelta(seconds=permissions_interval_s)
 
     def run(self, name: str, *, progress: Progress | None = None) -> SyncSummary:
         """Sync one source now, in this thread."""
@@ -59,12 +65,21 @@ class SyncService:
     def run_all(self) -> list[SyncSummary]:
         return [self.run(entry.name) for entry in self._sources()]
 
+    def run_permissions(self, name: str) -> PermissionSummary:
+        """Re-read one source's current ACLs now and rewrite those that changed (no content, no embedding)."""
+        return sync_permissions(self._store, self._connector(name))
+
     def run_due(self, now: datetime) -> list[str]:
-        """Sync every source that is due; returns the names that ran (a source busy elsewhere did not)."""
+        """Sync every source that is due, content and (on its shorter interval) permissions; returns the
+        names whose content sync ran (a source busy elsewhere did not)."""
         synced = []
         for name in due_sources(self._sources(), self.status(), now):
             if self.run(name).status != "busy":
                 synced.append(name)
+        for entry in self._sources():
+            last = self._store.ledger.permissions_finished(entry.name)
+            if last is None or last + self._permissions_interval <= now:
+                self.run_permissions(entry.name)
         return synced
 
     def start(

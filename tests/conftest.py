@@ -16,6 +16,14 @@ from connectors.sources.folder import FolderConfig, FolderConnector
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _config_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Development vault keys live in the user's config directory; tests keep theirs in a temporary one."""
+    import os
+
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+
+
 @pytest.fixture
 def make_store(tmp_path: Path) -> Callable[[], KnowledgeStore]:
     """A real store (SQLite file + embedded Chroma) with the fast test embedder."""

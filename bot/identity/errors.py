@@ -1,6 +1,6 @@
 """The identity layer's errors; every message is safe to show to the user.
 
-IdentityError > UnknownSource, InvalidLinkState, LinkFailed.
+IdentityError > UnknownSource, InvalidLinkState, LinkFailed > LinkRefused.
 """
 
 from __future__ import annotations
@@ -30,3 +30,13 @@ class LinkFailed(IdentityError):
         super().__init__(f"Linking {label} did not finish. Run `/sleuth link {source}` to try again.")
         self.source = source
         self.reason = reason  # for logs: an OAuth error code or an HTTP failure class, never a token
+
+
+class LinkRefused(LinkFailed):
+    """The provider signed someone in, but that account may not be linked to the Slack user who started the
+    link (its verified email is not theirs, or the provider did not verify it). The message says which account
+    met which Slack user, so the person in the browser sees what was refused."""
+
+    def __init__(self, source: str, label: str, reason: str, message: str) -> None:
+        super().__init__(source, label, reason)
+        self.args = (message,)

@@ -1,14 +1,17 @@
 """Account linking: a Slack user connects their account on a source through OAuth 2.0 authorization code
 with PKCE.
 
-`start()` mints a state (bound to team, user, source and the PKCE verifier) and returns the provider's
-authorize URL; the provider sends the browser to Sleuth's `/oauth/callback` (`bot.oauth_routes`), which calls
-`complete()`. `identities()` hands the resolver a fresh `LinkedIdentity` per working link, refreshing tokens
+`start()` mints a state (bound to team, user, source, the PKCE verifier and the user's Slack-verified email)
+and returns the provider's authorize URL; the provider sends the browser to Sleuth's `/oauth/callback`
+(`bot.oauth_routes`), which calls `complete()`. The link URL can be forwarded, so whoever signs in at the
+provider is not trusted to be the Slack user: the account is linked only when the provider says its email is
+verified and it is the email Slack verified for the user who started the link; otherwise the grant is revoked
+and the page says which account met which Slack user (`LinkRefused`). `identities()` hands the resolver a fresh `LinkedIdentity` per working link, refreshing tokens
 (and persisting them) as needed; a link whose refresh fails with `invalid_grant` or whose token the provider
 rejects is marked expired and reported as a `LinkProblem`, never raised. `unlink()` revokes at the provider
 (RFC 7009).
 
-Errors (errors.py): `InvalidLinkState` for any bad state, `LinkFailed`, `UnknownSource`.
+Errors (errors.py): `InvalidLinkState` for any bad state, `LinkFailed` (`LinkRefused`), `UnknownSource`.
 
 Table `oauth_links`: (team, user, source) -> account, groups (JSON), status ("active" | "expired"), linked_at,
 updated_at. Tokens live in the vault, never here.
@@ -23,12 +26,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
 
-from bot.identity.errors import InvalidLinkState, LinkFailed, UnknownSource
+from bot.identity.errors import InvalidLinkState, LinkFailed, LinkRefused, UnknownSource
+from bot.identity.slack_signin import SlackSignIn, SlackSignInFailed
 from bot.identity.states import Clock, StateStore
 from bot.vault import TokenSet, TokenVault, owner_columns
 from connectors.base import LinkedIdentity
@@ -89,6 +93,10 @@ class OAuthSourceConfig(BaseModel):
     userinfo_url: str  # answers {sub, email?, groups?} for a bearer token
     scopes: tuple[str, ...] = ()
     display_name: str | None = None  # "Acme" in messages; defaults to the source name capitalised
+    # How a link is bound to the Slack user who asked for it: "email" (the provider's verified email is the one
+    # Slack verified) or "slack" (the finishing browser signs in with Slack first; for accounts whose emails
+    # differ; needs SLEUTH_SLACK_CLIENT_ID / SECRET).
+    binding: Literal["email", "slack"] = "email"
 
     @property
     def label(self) -> str:
@@ -110,6 +118,29 @@ class LinkResult:
     source: str
     label: str
     account: str
+    slack_email: str | None = None
+
+    def message(self) -> str:
+        """What the browser that completed the link is told: which account went to which Slack user."""
+        who = f"{self.user} ({self.slack_email})" if self.slack_email else self.user
+        return f"Linked the {self.label} account {self.account} to the Slack user {who}."
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """What the provider's userinfo says: its own account id, the email (and whether it verified it), groups."""
+
+    account_id: str
+    email: str | None
+    email_verified: bool
+    groups: list[str]
+
+    @property
+    def display(self) -> str:
+        return self.email or self.account_id
+
+    def verified_email(self) -> str | None:
+        return self.email.strip().lower() if self.email and self.email_verified else None
 
 
 @dataclass(frozen=True)
@@ -142,8 +173,10 @@ class AccountLinker:
         clock: Clock = time.time,
         state_ttl_s: float = 600.0,
         http_timeout_s: float = 10.0,
+        slack_signin: SlackSignIn | None = None,
     ) -> None:
         self._engine, self._vault, self._clock = engine, vault, clock
+        self._slack = slack_signin
         self._sources = {config.source: config for config in sources}
         self._redirect_uri = redirect_uri
         self._timeout = http_timeout_s
@@ -170,10 +203,28 @@ class AccountLinker:
 
     # -- linking --
 
-    def start(self, team: str, user: str, source: str, *, login_hint: str | None = None) -> str:
-        """Returns the provider's authorize URL for this user; its state is single-use and short-lived."""
+    def start(
+        self, team: str, user: str, source: str, *, slack_email: str | None, login_hint: str | None = None
+    ) -> str:
+        """Returns the provider's authorize URL for this user; its state is single-use and short-lived.
+
+        `slack_email` is the user's email as Slack verified it (the bot's own users.info call); without one
+        no account can be bound to the user, and `LinkFailed` says so."""
         config = self.source(source)
-        state, verifier = self._states.mint(team, user, source)
+        if config.binding == "slack":
+            if self._slack is None:
+                raise LinkFailed(config.source, config.label, "slack_signin_not_configured")
+            state, _ = self._states.mint(team, user, source, slack_email)
+            log.info("link started", extra={"team": team, "user": user, "source": source, "binding": "slack"})
+            return self._slack.start_url(state)
+        if not slack_email:
+            raise LinkRefused(
+                config.source,
+                config.label,
+                "no_slack_email",
+                f"Slack did not give me a verified email for you, so I can't link a {config.label} account.",
+            )
+        state, verifier = self._states.mint(team, user, source, slack_email.strip().lower())
         extra = {"login_hint": login_hint} if login_hint else {}
         with self._client(config, scope=" ".join(config.scopes) or None) as client:
             url, _ = client.create_authorization_url(
@@ -182,12 +233,57 @@ class AccountLinker:
         log.info("link started", extra={"team": team, "user": user, "source": source})
         return str(url)
 
-    def complete(self, *, state: str, code: str | None, error: str | None = None) -> LinkResult:
-        """Finishes a link from the callback's query. Raises `InvalidLinkState` or `LinkFailed`."""
+    def begin_proof(self, state: str) -> tuple[str, str]:
+        """For a "slack"-bound link: (Slack's sign-in URL, a secret for the browser's cookie)."""
+        config = self._sources.get(self._states.peek(state).source)
+        if config is None or config.binding != "slack" or self._slack is None:
+            raise InvalidLinkState()
+        return self._slack.authorize_url(state), self._states.begin_proof(state)
+
+    def finish_proof(self, *, state: str, code: str | None, error: str | None, browser: str | None) -> str:
+        """Slack says who signed in in this browser; if it is the user who asked for the link, returns the
+        provider's authorize URL. Raises `InvalidLinkState`, `LinkFailed` or `LinkRefused`."""
+        pending = self._states.peek(state)
+        config = self._sources.get(pending.source)
+        if config is None or config.binding != "slack" or self._slack is None:
+            raise InvalidLinkState()
+        if error or not code:
+            raise LinkFailed(config.source, config.label, (error or "missing_code")[:64])
+        try:
+            team, user = self._slack.user(code)
+        except SlackSignInFailed as exc:
+            raise LinkFailed(config.source, config.label, f"slack_signin:{exc}"[:64]) from None
+        if (team, user) != (pending.team, pending.user):
+            self._states.consume(state)  # a forwarded link is spent, not left for another try
+            message = (
+                f"You signed in to Slack as {user}, but this {config.label} link was started by Slack user "
+                f"{pending.user}. Nothing was linked. If someone sent you this link, tell your Slack admin; to "
+                f"link your own account run `/sleuth link {config.source}`."
+            )
+            raise LinkRefused(config.source, config.label, "slack_user_mismatch", message)
+        if not self._states.prove(state, browser):
+            raise LinkRefused(
+                config.source, config.label, "wrong_browser", _WRONG_BROWSER.format(label=config.label)
+            )
+        with self._client(config, scope=" ".join(config.scopes) or None) as client:
+            url, _ = client.create_authorization_url(
+                config.authorize_url, state=state, code_verifier=pending.code_verifier
+            )
+        return str(url)
+
+    def complete(
+        self, *, state: str, code: str | None, error: str | None = None, browser: str | None = None
+    ) -> LinkResult:
+        """Finishes a link from the callback's query (`browser`: the sign-in cookie, for "slack"-bound
+        sources). Raises `InvalidLinkState` or `LinkFailed`."""
         pending = self._states.consume(state)
         config = self._sources.get(pending.source)
         if config is None:
             raise InvalidLinkState()  # the source was removed from the configuration meanwhile
+        if config.binding == "slack" and not self._states.proven(state, browser):
+            raise LinkRefused(
+                config.source, config.label, "not_proven", _WRONG_BROWSER.format(label=config.label)
+            )
         if error or not code:
             raise LinkFailed(config.source, config.label, (error or "missing_code")[:64])
         with self._client(config) as client:
@@ -204,10 +300,28 @@ class AccountLinker:
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
             token = TokenSet.from_response(raw, self._clock())
             try:
-                account, groups = self._userinfo(client, config, token)
+                profile = self._userinfo(client, config, token)
             except (_TokenRejected, _Unreachable) as exc:
                 self._revoke(config, token)  # a grant we cannot use is not kept at the provider either
                 raise LinkFailed(config.source, config.label, type(exc).__name__) from None
+        refusal = (
+            None
+            if config.binding == "slack"  # this browser's user proved at Slack to be the one who asked
+            else _refusal(config.source, config.label, pending.user, pending.slack_email, profile)
+        )
+        if refusal is not None:
+            self._revoke(config, token)
+            log.warning(
+                "link refused",
+                extra={
+                    "team": pending.team,
+                    "user": pending.user,
+                    "source": config.source,
+                    "reason": refusal.reason,
+                },
+            )
+            raise refusal
+        account, groups = profile.display, profile.groups
         previous = self._vault.get_token(pending.team, pending.user, config.source)
         self._vault.put_token(pending.team, pending.user, config.source, token)
         self._save_link(pending.team, pending.user, config.source, account, groups)
@@ -217,7 +331,9 @@ class AccountLinker:
             "account linked", extra={"team": pending.team, "user": pending.user, "source": config.source}
         )
         self._changed(pending.team, pending.user)
-        return LinkResult(pending.team, pending.user, config.source, config.label, account)
+        return LinkResult(
+            pending.team, pending.user, config.source, config.label, account, pending.slack_email
+        )
 
     def unlink(self, team: str, user: str, source: str) -> bool:
         """Revokes the grant at the provider (best effort) and forgets it. True if there was a link."""
@@ -291,14 +407,19 @@ class AccountLinker:
             if token.expired(self._clock()):
                 token = self._refresh(client, team, user, config, token)
             try:
-                account, groups = self._userinfo(client, config, token)
+                profile = self._userinfo(client, config, token)
             except _TokenRejected:  # expired or revoked early at the provider: one refresh, then give up
                 token = self._refresh(client, team, user, config, token)
-                account, groups = self._userinfo(client, config, token)
+                profile = self._userinfo(client, config, token)
+        account, groups = profile.display, profile.groups
         if (account, tuple(groups)) != (link.account, link.groups):  # the provider's profile changed
             self._save_link(team, user, config.source, account, groups, linked_at=link.linked_at)
         return LinkedIdentity(
-            source=config.source, account=account, access_token=token.access_token, groups=tuple(groups)
+            source=config.source,
+            account=profile.account_id,
+            email=profile.verified_email(),
+            access_token=token.access_token,
+            groups=tuple(groups),
         )
 
     def _refresh(
@@ -334,9 +455,7 @@ class AccountLinker:
         log.info("token refreshed", extra={"team": team, "user": user, "source": config.source})
         return saved[-1]
 
-    def _userinfo(
-        self, client: OAuth2Client, config: OAuthSourceConfig, token: TokenSet
-    ) -> tuple[str, list[str]]:
+    def _userinfo(self, client: OAuth2Client, config: OAuthSourceConfig, token: TokenSet) -> _Profile:
         try:
             response = client.request(
                 "GET",
@@ -354,11 +473,20 @@ class AccountLinker:
             info = response.json()
         except ValueError:
             raise _Unreachable() from None
-        account = (info.get("email") or info.get("sub") or "") if isinstance(info, dict) else ""
-        if not isinstance(account, str) or not account:
+        if not isinstance(info, dict):
+            raise _Unreachable()
+        # The provider's own id: OpenID Connect's `sub`, GitHub's `login` (its ACLs name logins), else `id`.
+        account = info.get("sub") or info.get("login") or info.get("id") or info.get("email") or ""
+        email = info.get("email")
+        if not isinstance(account, (str, int)) or not str(account):
             raise _Unreachable()
         groups = info.get("groups") or []
-        return account, [str(g) for g in groups] if isinstance(groups, list) else []
+        return _Profile(
+            account_id=str(account),
+            email=email if isinstance(email, str) and email else None,
+            email_verified=info.get("email_verified") is True,
+            groups=[str(g) for g in groups] if isinstance(groups, list) else [],
+        )
 
     def _revoke(self, config: OAuthSourceConfig, token: TokenSet) -> None:
         if not config.revoke_url:
@@ -420,6 +548,40 @@ class AccountLinker:
 
 def _key(team: str, user: str, source: str) -> tuple[Any, ...]:
     return (oauth_links.c.team == team, oauth_links.c.user == user, oauth_links.c.source == source)
+
+
+_WRONG_BROWSER = (
+    "This {label} link has to be finished in the browser that signed in to Slack as the person who asked for "
+    "it. Nothing was linked. Run `/sleuth link` again and open the new link yourself."
+)
+
+
+def would_link(slack_email: str | None, provider_email: str | None, verified: bool) -> bool:
+    """The binding rule alone: would an account whose provider email is `provider_email` (verified or not) be
+    linked to the Slack user whose verified email is `slack_email`? (`sleuth audit permissions` probes it.)"""
+    profile = _Profile(account_id="probe", email=provider_email, email_verified=verified, groups=[])
+    return _refusal("probe", "Probe", "probe", (slack_email or "").strip().lower() or None, profile) is None
+
+
+def _refusal(
+    source: str, label: str, user: str, slack_email: str | None, profile: _Profile
+) -> LinkRefused | None:
+    """Why this account may not be linked to the Slack user who started the link, or None."""
+    shown = profile.display
+    if profile.verified_email() is None:
+        message = (
+            f"{label} has not verified an email for the account {shown}, so it cannot be matched to the "
+            f"Slack user {user}. Nothing was linked."
+        )
+        return LinkRefused(source, label, "email_not_verified", message)
+    if slack_email is None or profile.verified_email() != slack_email:
+        message = (
+            f"You signed in to {label} as {shown}, but this link was started in Slack by another person "
+            f"(Slack user {user}), whose verified email is not {shown}. Nothing was linked. If someone sent you "
+            f"this link, tell your Slack admin; to link your own account run `/sleuth link {source}`."
+        )
+        return LinkRefused(source, label, "email_mismatch", message)
+    return None
 
 
 def _unreachable_message(config: OAuthSourceConfig) -> str:

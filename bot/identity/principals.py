@@ -2,6 +2,11 @@
 connector says (`principals_for(source, identity)`). Nothing else can add a principal: the email comes from
 the bot's own users.info call, the rest from the user's own OAuth grants.
 
+Each source grants only in its own namespace: `user:<source>:<account>` and `group:<source>:<name>` (the
+source's configured name). An email principal is shared by all sources, so a source may name one only when it
+is the asker's own Slack-verified email: a GitHub login that happens to equal someone's Atlassian id, or an
+email another provider reports, claims nothing.
+
 Results are cached per (team, user, email) for a short TTL and dropped whenever one of the user's links
 changes.
 """
@@ -95,14 +100,15 @@ class PrincipalResolver:
                 log.warning("principals unavailable", extra={"source": identity.source})
                 problems.append(LinkProblem(identity.source, _unavailable(identity.source)))
                 continue
-            principals |= _own(identity.source, found)
+            principals |= _own(identity.source, found, email)
         return Resolved(frozenset(principals), problems)
 
 
-def _own(source: str, found: set[str]) -> set[str]:
-    """Keeps what a connector may grant: user principals and its own groups (never `public`, never another
-    source's groups)."""
-    kept = {p for p in found if p.startswith("user:") or p.startswith(f"group:{source}:")}
+def _own(source: str, found: set[str], email: str | None) -> set[str]:
+    """Keeps what a connector may grant: its own accounts and groups, and the asker's verified email (never
+    `public`, never another source's accounts or groups, never a bare account id or someone else's email)."""
+    mine = user_principal(email) if email else None
+    kept = {p for p in found if p.startswith((f"user:{source}:", f"group:{source}:")) or p == mine}
     if len(kept) != len(found):
         log.warning(
             "dropped principals a connector may not grant",

@@ -1,17 +1,38 @@
-"""OAuth `state` values: minted by the server, single-use, short-lived, bound to (team, user, source) and to
-the PKCE verifier. Only a hash of the state is stored, and the verifier is encrypted by the vault.
+"""OAuth `state` values: minted by the server, single-use, short-lived, bound to (team, user, source), to
+the PKCE verifier and to the Slack-verified email of the user who started the link (the account linked must
+carry the same verified email). Only a hash of the state is stored; the verifier and email are encrypted by
+the vault.
 
 Table `oauth_states`: state_hash (sha256 hex) -> team, user, source, verifier_ct, created_at, expires_at.
+
+Where a source binds links by a Slack sign-in instead of by email, `oauth_proofs` holds, per state, a hash of the
+secret cookie given to the browser that started the sign-in, and whether Slack confirmed that browser's user is
+the one who asked for the link (`begin_proof`, `prove`, `proven`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import Column, Engine, Float, LargeBinary, MetaData, String, Table, delete, insert, select
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Engine,
+    Float,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    delete,
+    insert,
+    select,
+    update,
+)
 
 from bot.identity.errors import InvalidLinkState
 from bot.vault import TokenVault, owner_columns
@@ -32,12 +53,23 @@ oauth_states = Table(
 )
 
 
+oauth_proofs = Table(
+    "oauth_proofs",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),
+    Column("browser_hash", String(64), nullable=False),
+    Column("proven", Boolean, nullable=False, default=False),
+    Column("expires_at", Float, nullable=False, index=True),
+)
+
+
 @dataclass(frozen=True)
 class PendingLink:
     team: str
     user: str
     source: str
     code_verifier: str = field(repr=False)
+    slack_email: str | None = field(default=None, repr=False)  # as Slack verified it when the link started
 
 
 def state_hash(state: str) -> str:
@@ -49,7 +81,7 @@ class StateStore:
         self._engine, self._vault, self._clock, self._ttl_s = engine, vault, clock, ttl_s
         metadata.create_all(engine)
 
-    def mint(self, team: str, user: str, source: str) -> tuple[str, str]:
+    def mint(self, team: str, user: str, source: str, slack_email: str | None = None) -> tuple[str, str]:
         """Returns (state, code_verifier) for a new authorization request, and drops expired states."""
         state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(64)  # 86 chars of [A-Za-z0-9_-], within RFC 7636's 43..128
@@ -62,12 +94,69 @@ class StateStore:
                     team=team,
                     user=user,
                     source=source,
-                    verifier_ct=self._vault.encrypt(verifier.encode()),
+                    verifier_ct=self._vault.encrypt(
+                        json.dumps({"verifier": verifier, "slack_email": slack_email}).encode()
+                    ),
                     created_at=now,
                     expires_at=now + self._ttl_s,
                 )
             )
         return state, verifier
+
+    def peek(self, state: str) -> PendingLink:
+        """The pending link without using it up (the Slack sign-in step reads it); `InvalidLinkState` if none."""
+        if not state or len(state) > 256:
+            raise InvalidLinkState()
+        with self._engine.connect() as conn:
+            row = (
+                conn.execute(select(oauth_states).where(oauth_states.c.state_hash == state_hash(state)))
+                .mappings()
+                .first()
+            )
+        if row is None or row["expires_at"] <= self._clock():
+            raise InvalidLinkState()
+        return self._pending(row)
+
+    def begin_proof(self, state: str) -> str:
+        """A fresh browser secret (for a cookie) bound to this state; a second start replaces the first."""
+        self.peek(state)
+        secret = secrets.token_urlsafe(32)
+        key = state_hash(state)
+        with self._engine.begin() as conn:
+            conn.execute(delete(oauth_proofs).where(oauth_proofs.c.state_hash == key))
+            conn.execute(
+                insert(oauth_proofs).values(
+                    state_hash=key,
+                    browser_hash=state_hash(secret),
+                    proven=False,
+                    expires_at=self._clock() + self._ttl_s,
+                )
+            )
+        return secret
+
+    def prove(self, state: str, browser: str | None) -> bool:
+        """Marks the state proven, if `browser` holds the secret its sign-in started with."""
+        with self._engine.begin() as conn:
+            done = conn.execute(
+                update(oauth_proofs).where(*self._proof_match(state, browser)).values(proven=True)
+            ).rowcount
+        return bool(done)
+
+    def proven(self, state: str, browser: str | None) -> bool:
+        """Whether Slack confirmed the user of *this* browser (the one holding the secret) for the state."""
+        with self._engine.begin() as conn:
+            found = conn.execute(
+                select(oauth_proofs.c.proven).where(*self._proof_match(state, browser))
+            ).scalar()
+            conn.execute(delete(oauth_proofs).where(oauth_proofs.c.state_hash == state_hash(state)))
+        return bool(found)
+
+    def _proof_match(self, state: str, browser: str | None) -> tuple[Any, ...]:
+        return (
+            oauth_proofs.c.state_hash == state_hash(state),
+            oauth_proofs.c.browser_hash == state_hash(browser or secrets.token_urlsafe(8)),
+            oauth_proofs.c.expires_at > self._clock(),
+        )
 
     def consume(self, state: str) -> PendingLink:
         """Takes the state out of the store (once, even under concurrency); raises `InvalidLinkState`."""
@@ -84,5 +173,18 @@ class StateStore:
                 raise InvalidLinkState()  # another request consumed it first
         if row["expires_at"] <= self._clock():
             raise InvalidLinkState()
-        verifier = self._vault.decrypt(row["verifier_ct"]).decode()
-        return PendingLink(team=row["team"], user=row["user"], source=row["source"], code_verifier=verifier)
+        return self._pending(row)
+
+    def _pending(self, row: Any) -> PendingLink:
+        try:
+            secret = json.loads(self._vault.decrypt(row["verifier_ct"]))
+            verifier, email = str(secret["verifier"]), secret.get("slack_email")
+        except (ValueError, TypeError, KeyError):
+            raise InvalidLinkState() from None  # not a state this version minted
+        return PendingLink(
+            team=row["team"],
+            user=row["user"],
+            source=row["source"],
+            code_verifier=verifier,
+            slack_email=str(email) if email else None,
+        )

@@ -34,6 +34,8 @@ from bot.testing import slack_payloads as payloads
 from bot.testing.slack_http import Reply, make_handler
 from bot.testing.slack_interactivity import InteractivityMixin
 from bot.testing.slack_limits import ApiError
+from bot.testing.slack_oidc import METHODS as OIDC_METHODS
+from bot.testing.slack_oidc import USER_TOKEN
 from bot.testing.slack_scopes import METHOD_SCOPES, check_scopes
 from bot.testing.slack_socket_mode import SocketModeServer
 from bot.testing.slack_web_api import SlackWebApi, normalize_params
@@ -102,6 +104,7 @@ class SlackEmulator(InteractivityMixin):
             team_id=team_id, team_name=team_name, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id
         )
         self.api = SlackWebApi(self.workspace, is_trigger_valid=self._use_trigger)
+        self.oidc = self.api.oidc
         self.calls: list[ApiCall] = []
         self.responses: list[dict[str, Any]] = []
         self.deliveries: list[Delivery] = []
@@ -523,6 +526,10 @@ class SlackEmulator(InteractivityMixin):
 
     # -- HTTP side ---------------------------------------------------------------------------------------
 
+    def handle_oidc_authorize(self, query: dict[str, Any], login: str | None) -> tuple[int, dict[str, str]]:
+        with self._changed:
+            return self.oidc.authorize({k: str(v) for k, v in query.items()}, login)
+
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
         """One Web API request: auth, scopes, injected faults, then the method; records the call and wakes
         waiters."""
@@ -539,6 +546,8 @@ class SlackEmulator(InteractivityMixin):
             self.calls.append(ApiCall(method, params))
             faults = self._faults.get(method)
             try:
+                if method in OIDC_METHODS:  # client credentials, or the signed-in user's own token
+                    return (200, self.api.call(method, {**params, USER_TOKEN: token}), headers), 0.0
                 if not token:
                     raise ApiError("not_authed")
                 if method == "apps.connections.open":

@@ -1,7 +1,9 @@
-"""The emulator's HTTP front: turns requests on /api/<method> and /response/<id> into backend calls."""
+"""The emulator's HTTP front: turns requests on /api/<method>, /response/<id> and Sign in with Slack's
+/openid/connect/authorize into backend calls."""
 
 from __future__ import annotations
 
+import base64
 import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
@@ -14,6 +16,10 @@ class ApiBackend(Protocol):
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply: ...
 
     def handle_response_url(self, url_id: str, body: dict[str, Any]) -> Reply: ...
+
+    def handle_oidc_authorize(
+        self, query: dict[str, Any], login: str | None
+    ) -> tuple[int, dict[str, str]]: ...
 
 
 def _read_params(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
@@ -43,9 +49,20 @@ def make_handler(emulator: ApiBackend) -> type[BaseHTTPRequestHandler]:
             if path.startswith("/api/"):
                 auth = self.headers.get("Authorization", "")
                 token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else None
+                if auth.startswith("Basic "):  # oauth.v2.access / openid.connect.token: client credentials
+                    client_id, _, secret = base64.b64decode(auth[6:]).decode().partition(":")
+                    params.setdefault("client_id", client_id)
+                    params.setdefault("client_secret", secret)
                 token = token or params.pop("token", None)
                 params.pop("token", None)
                 self._send(*emulator.handle_api(path.removeprefix("/api/"), params, token))
+            elif path == "/openid/connect/authorize":
+                status, headers = emulator.handle_oidc_authorize(params, self.headers.get("X-Test-Login"))
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             elif path.startswith("/response/"):
                 self._send(*emulator.handle_response_url(path.removeprefix("/response/"), params))
             else:

@@ -34,6 +34,8 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "conversations.members": _READ,
     "conversations.open": ("channels:manage", "groups:write", "im:write", "mpim:write"),
     "users.info": ("users:read",),
+    "openid.connect.token": (),  # Sign in with Slack: the app's client credentials, no bot scope
+    "openid.connect.userInfo": (),  # asked with the signed-in user's token
     "users.lookupByEmail": ("users:read.email",),
     "views.publish": (),
     "views.open": (),

@@ -20,6 +20,7 @@ from bot.testing.slack_limits import (
     ApiError,
     validate_blocks,
 )
+from bot.testing.slack_oidc import SlackOidc
 from bot.testing.slack_workspace import Channel, SlackWorkspace
 
 Params = dict[str, Any]
@@ -83,6 +84,7 @@ class SlackWebApi:
     def __init__(self, workspace: SlackWorkspace, *, is_trigger_valid: Callable[[str], str | None]) -> None:
         self.ws = workspace
         self._is_trigger_valid = is_trigger_valid
+        self.oidc = SlackOidc(workspace)  # Sign in with Slack
         self.methods: dict[str, Callable[[Params], dict[str, Any]]] = {
             "api.test": lambda p: {"args": p},
             "auth.test": self.auth_test,
@@ -110,6 +112,8 @@ class SlackWebApi:
             "assistant.threads.setStatus": self.assistant_set_status,
             "assistant.threads.setSuggestedPrompts": self.assistant_set_suggested_prompts,
             "assistant.threads.setTitle": self.assistant_set_title,
+            "openid.connect.token": self.oidc.token,
+            "openid.connect.userInfo": self.oidc.user_info,
         }
 
     def call(self, method: str, params: Params) -> dict[str, Any]:

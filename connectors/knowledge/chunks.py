@@ -94,6 +94,13 @@ class ChunkVectors:
         vectors = self.embedder.embed(texts)
         self._collection.upsert(ids=ids, embeddings=vectors, documents=texts, metadatas=metadatas)
 
+    def set_acl(self, doc_id: str, acl: list[str]) -> None:
+        """Rewrites the `acl` metadata of a document's chunks in place; vectors and texts stay as they are."""
+        got = self._collection.get(where={"doc_id": doc_id}, include=["metadatas"])
+        if got["ids"]:
+            metas = [{**dict(meta or {}), "acl": acl} for meta in got.get("metadatas") or []]
+            self._collection.update(ids=got["ids"], metadatas=metas)
+
     def delete_doc(self, doc_id: str) -> None:
         self._collection.delete(where={"doc_id": doc_id})
 

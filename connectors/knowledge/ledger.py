@@ -1,5 +1,5 @@
 """The sync ledger: per source, the stored cursor, the lease that keeps one sync at a time (across processes),
-the last run's outcome and the items that failed. Sync (`connectors.sync`) is its only writer.
+the last run's outcome and the items that failed, and when permissions were last synced (`connectors.acl_sync`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
 
-from connectors.knowledge.tables import documents, sync_failures, sync_state
+from connectors.knowledge.tables import documents, store_meta, sync_failures, sync_state
 
 
 class SyncLedger:
@@ -70,6 +70,23 @@ class SyncLedger:
                 .where(sync_state.c.source == source)
                 .values(last_status=status, last_finished=_now(), last_summary_json=json.dumps(summary))
             )
+
+    def record_permissions(self, source: str, status: str, summary: dict[str, Any]) -> None:
+        """The last permission sync of a source (kept apart from the content sync's lease and cursor)."""
+        value = json.dumps({"status": status, "finished": _now().isoformat(), "summary": summary})
+        key = f"permissions:{source}"
+        with self.engine.begin() as conn:
+            if not conn.execute(
+                update(store_meta).where(store_meta.c.key == key).values(value=value)
+            ).rowcount:
+                conn.execute(insert(store_meta).values(key=key, value=value))
+
+    def permissions_finished(self, source: str) -> datetime | None:
+        with self.engine.connect() as conn:
+            value = conn.execute(
+                select(store_meta.c.value).where(store_meta.c.key == f"permissions:{source}")
+            ).scalar()
+        return datetime.fromisoformat(json.loads(value)["finished"]) if value else None
 
     def status(self) -> list[dict[str, Any]]:
         """Last sync of every source, with document counts and recorded failures."""

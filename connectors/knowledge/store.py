@@ -96,6 +96,7 @@ class KnowledgeStore:
         self.ledger = SyncLedger(engine)
         self._graphs = GraphCache()
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
+        self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
         with engine.begin() as conn:
             metadata.create_all(conn)
             lexical.create(conn)
@@ -196,6 +197,40 @@ class KnowledgeStore:
                     )
             self._bump(conn)
         return len(ids)
+
+    def acls(self, source: str) -> dict[str, frozenset[str]]:
+        """The stored ACL of every document of a source (empty: nobody)."""
+        with self.engine.connect() as conn:
+            ids = conn.execute(select(documents.c.id).where(documents.c.source == source))
+            found: dict[str, set[str]] = {doc_id: set() for (doc_id,) in ids}
+            rows = conn.execute(
+                select(doc_acl.c.doc_id, doc_acl.c.principal)
+                .join(documents, documents.c.id == doc_acl.c.doc_id)
+                .where(documents.c.source == source)
+            )
+            for doc_id, principal in rows:
+                found[doc_id].add(principal)
+        return {doc_id: frozenset(acl) for doc_id, acl in found.items()}
+
+    def set_acls(self, changes: dict[str, frozenset[str]]) -> int:
+        """Replaces the ACL of indexed documents (permission sync) everywhere it is enforced: the SQL rows the
+        lexical index, reads and the graph filter by, then the chunk metadata Chroma filters by. Nothing is
+        re-embedded. Unknown ids are ignored; returns how many documents changed."""
+        with self.engine.begin() as conn:
+            known = {
+                r for (r,) in conn.execute(select(documents.c.id).where(documents.c.id.in_(list(changes))))
+            }
+            for doc_id in known:
+                conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
+                if changes[doc_id]:
+                    conn.execute(
+                        insert(doc_acl), [{"doc_id": doc_id, "principal": p} for p in sorted(changes[doc_id])]
+                    )
+            if known:
+                self._bump(conn)  # cached visible graphs and BM25 statistics are per generation
+        for doc_id in sorted(known):
+            self.vectors.set_acl(doc_id, sorted(changes[doc_id]) or ["__nobody__"])
+        return len(known)
 
     def delete(self, doc_ids: Iterable[str]) -> int:
         """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
@@ -299,7 +334,7 @@ class KnowledgeStore:
         dense: list[Any] = []
         if mode in {"hybrid", "bm25"}:
             with self.engine.connect() as conn:
-                lex = lexical.search(conn, query, principals, depth)
+                lex = lexical.search(conn, query, principals, depth, self._visible_stats(conn, principals))
         if mode in {"hybrid", "dense"}:
             dense = self.vectors.search(query, principals, depth)
         scores: dict[str, float] = {}
@@ -314,6 +349,16 @@ class KnowledgeStore:
         ranked = sorted(scores, key=lambda c: (-scores[c], c))[:k]
         found = {h.chunk_id: h for h in self._hits(ranked, principals)}
         return [_with_scores(found[c], scores[c], lex_rank.get(c), sims.get(c)) for c in ranked if c in found]
+
+    def _visible_stats(self, conn: Any, principals: frozenset[str]) -> lexical.VisibleStats:
+        """BM25's corpus statistics over what these principals may see, cached per store generation."""
+        key = (self.generation(), principals)
+        found = self._stats_cache.get(key)
+        if found is None:
+            if len(self._stats_cache) > 32:
+                self._stats_cache.clear()
+            found = self._stats_cache[key] = lexical.visible_stats(conn, principals)
+        return found
 
     def similarity(
         self, query: str, chunk_ids: Sequence[str], principals: frozenset[str]
@@ -429,11 +474,18 @@ class KnowledgeStore:
 
     def restricted_documents(self) -> list[RestrictedDocument]:
         """Every document whose ACL does not include `public`, with its names and chunk texts in order."""
+        return self._audited(public=False)
+
+    def public_documents(self) -> list[RestrictedDocument]:
+        """Every document anyone may open, in the same shape (the audit makes them private for a moment)."""
+        return self._audited(public=True)
+
+    def _audited(self, *, public: bool) -> list[RestrictedDocument]:
         with self.engine.connect() as conn:
             acl: dict[str, set[str]] = {}
             for row in conn.execute(select(doc_acl.c.doc_id, doc_acl.c.principal)):
                 acl.setdefault(row.doc_id, set()).add(row.principal)
-            hidden = sorted(d for d, p in acl.items() if "public" not in p)
+            hidden = sorted(d for d, p in acl.items() if ("public" in p) == public)
             titles = {r.id: r.title for r in conn.execute(select(documents.c.id, documents.c.title))}
             names: dict[str, list[str]] = {}
             for row in conn.execute(select(aliases.c.origin, aliases.c.name)):

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
@@ -31,6 +31,7 @@ from connectors.base import (
     LinkedIdentity,
     RateLimited,
     SourceUnavailable,
+    account_principal,
     group_principal,
     user_principal,
 )
@@ -120,12 +121,25 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     return None
 
 
+SECONDARY_LIMIT_WAIT_S = 60.0  # GitHub: without Retry-After, wait at least a minute after a secondary limit
+
+
 def _rate_limited(response: ResponseLike) -> bool:
     if response.status_code == 429:
         return True
     headers = response.headers
     limited = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-    return response.status_code == 403 and limited
+    return response.status_code == 403 and (limited or _secondary_limit(response))
+
+
+def _secondary_limit(response: ResponseLike) -> bool:
+    """GitHub's secondary rate limits answer 403 (or 429) and say so only in the message."""
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    message = body.get("message") if isinstance(body, dict) else None
+    return isinstance(message, str) and "secondary rate limit" in message.lower()
 
 
 class RestClient:
@@ -179,6 +193,8 @@ class RestClient:
         status = response.status_code
         if _rate_limited(response):
             wait = retry_after_seconds(response.headers)
+            if wait is None and _secondary_limit(response):
+                wait = SECONDARY_LIMIT_WAIT_S
             if wait is not None and wait > self._retry.max_delay:
                 raise RateLimited(f"{self._source} asks us to wait {wait:.0f}s; try the sync later", wait)
             raise _Retryable("rate_limited", status, wait)
@@ -288,19 +304,27 @@ def build_session(
 @dataclass
 class Watermark:
     """An incremental position for listings ordered by modification time: the newest time processed and the
-    ids processed at exactly that time (listings filter with `>=`, so the boundary comes back next run)."""
+    ids processed at exactly that time (listings filter with `>=`, so the boundary comes back next run).
+
+    Sources whose search index lags (Jira) re-read an `overlap` window before the mark; `recent` remembers
+    which version of each item inside that window was already taken, so the window costs no duplicates."""
 
     at: datetime | None = None
     ids: set[str] = field(default_factory=set)
+    recent: dict[str, str] = field(default_factory=dict)  # item id -> its modification time (ISO) taken
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> Watermark:
         if not data or not data.get("updated"):
             return cls()
-        return cls(datetime.fromisoformat(str(data["updated"])), {str(i) for i in data.get("ids") or []})
+        recent = {str(k): str(v) for k, v in (data.get("recent") or {}).items()}
+        return cls(
+            datetime.fromisoformat(str(data["updated"])), {str(i) for i in data.get("ids") or []}, recent
+        )
 
     def dump(self) -> dict[str, Any]:
-        return {"updated": self.at.isoformat() if self.at else None, "ids": sorted(self.ids)}
+        found: dict[str, Any] = {"updated": self.at.isoformat() if self.at else None, "ids": sorted(self.ids)}
+        return found | ({"recent": dict(sorted(self.recent.items()))} if self.recent else {})
 
     def seen(self, updated: datetime, item_id: str) -> bool:
         return self.at is not None and (updated < self.at or (updated == self.at and item_id in self.ids))
@@ -310,6 +334,23 @@ class Watermark:
             self.at, self.ids = updated, {item_id}
         elif updated == self.at:
             self.ids.add(item_id)
+
+    def since(self, overlap: timedelta) -> datetime | None:
+        """Where the next listing starts: the mark less the overlap window."""
+        return None if self.at is None else self.at - overlap
+
+    def seen_within(self, updated: datetime, item_id: str, overlap: timedelta) -> bool:
+        """Taken already: older than the window, or this very version of it taken inside the window."""
+        if self.at is None:
+            return False
+        return updated < self.at - overlap or self.recent.get(item_id) == updated.isoformat()
+
+    def take(self, updated: datetime, item_id: str, overlap: timedelta) -> None:
+        self.advance(updated, item_id)
+        self.recent[item_id] = updated.isoformat()
+        assert self.at is not None
+        start = self.at - overlap
+        self.recent = {k: v for k, v in self.recent.items() if datetime.fromisoformat(v) >= start}
 
 
 class SourceClient:
@@ -388,8 +429,9 @@ class OwnsClient:
         self.close()
 
     def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = {PUBLIC, user_principal(identity.account)}
-        found |= {group_principal(self.kind, group) for group in identity.groups}
+        found = {PUBLIC, account_principal(self.name, identity.account)}
+        found |= {user_principal(identity.email)} if identity.email else set()
+        found |= {group_principal(self.name, group) for group in identity.groups}
         if identity.access_token:
             found |= self._token_principals(identity.access_token)
         return found

@@ -144,6 +144,9 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         "skimmed": skimmed,
         "read": [e["id"] for e in new],
         "reading": [e["title"] for e in new][:6],
+        "reading_ids": [e["doc_id"] for e in new][
+            :6
+        ],  # so a public status line can name only what all may open
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
     return {

@@ -3,6 +3,7 @@ by uvicorn on 127.0.0.1, the browser played by httpx."""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -19,17 +20,20 @@ from pydantic import SecretStr
 from sqlalchemy import Engine, select, update
 from starlette.applications import Starlette
 
-from bot.identity import AccountLinker, LinkProblem, OAuthSourceConfig, PrincipalResolver
+from bot.identity import AccountLinker, LinkFailed, LinkProblem, OAuthSourceConfig, PrincipalResolver
 from bot.identity.states import oauth_states
 from bot.oauth_routes import INVALID_STATE_MESSAGE, oauth_routes
 from bot.vault import TokenVault, vault_tokens
-from connectors.base import PUBLIC, LinkedIdentity, group_principal, user_principal
+from connectors.base import PUBLIC, LinkedIdentity, account_principal, group_principal, user_principal
 from connectors.database import make_engine
 from tests.servers.oauth_provider import OAuthProvider, ProviderUser
 
 TEAM = "T0001"
 ANN = ProviderUser(sub="acme-ann", email="ann@acme.io", groups=("eng", "oncall"))
 BOB = ProviderUser(sub="acme-bob", email="bob@acme.io", groups=("sales",))
+MALLORY = ProviderUser(sub="acme-mal", email="mallory@acme.io")
+DANA = ProviderUser(sub="acme-dana", email="dana@acme.io", groups=("finance",))
+UNVERIFIED = ProviderUser(sub="acme-eve", email="eve@acme.io", email_verified=False)
 EXPIRED_MESSAGE = "Your Acme link expired — run `/sleuth link acme` to reconnect."
 
 
@@ -69,7 +73,10 @@ class Env:
 
 
 def principals_for(source: str, identity: LinkedIdentity) -> set[str]:
-    return {user_principal(identity.account)} | {group_principal(source, g) for g in identity.groups}
+    found = {account_principal(source, identity.account)} | {
+        group_principal(source, g) for g in identity.groups
+    }
+    return found | ({user_principal(identity.email)} if identity.email else set())
 
 
 @pytest.fixture
@@ -82,7 +89,7 @@ def env(tmp_path: Path) -> Iterator[Env]:
     sock.listen(64)
     callback_url = f"http://127.0.0.1:{sock.getsockname()[1]}/oauth/callback"
     try:
-        with OAuthProvider(users=[ANN, BOB], clock=clock) as provider:
+        with OAuthProvider(users=[ANN, BOB, MALLORY, DANA, UNVERIFIED], clock=clock) as provider:
             provider.add_client("sleuth", "s3cret", [callback_url])
             base = provider.base_url
             config = OAuthSourceConfig(
@@ -119,12 +126,14 @@ def provider_redirect(url: str, login: str) -> str:
 
 
 def link(env: Env, user: str, person: ProviderUser) -> None:
-    response = browse(env.linker.start(TEAM, user, "acme", login_hint=person.email))
+    """`user` links their own account: Slack verified the same email the provider does."""
+    url = env.linker.start(TEAM, user, "acme", slack_email=person.email, login_hint=person.email)
+    response = browse(url)
     assert response.status_code == 200, response.text
 
 
 def test_full_link_flow_stores_an_encrypted_token(env: Env) -> None:
-    url = env.linker.start(TEAM, "U_ANN", "acme", login_hint=ANN.email)
+    url = env.linker.start(TEAM, "U_ANN", "acme", slack_email=ANN.email, login_hint=ANN.email)
     query = parse_qs(urlsplit(url).query)
     assert query["code_challenge_method"] == ["S256"] and "code_verifier" not in query
     assert query["redirect_uri"] == [env.callback_url]
@@ -132,7 +141,7 @@ def test_full_link_flow_stores_an_encrypted_token(env: Env) -> None:
     response = browse(url)
 
     assert response.status_code == 200
-    assert "Linked Acme as ann@acme.io. You can close this tab." in response.text
+    assert "Linked the Acme account ann@acme.io to the Slack user U_ANN (ann@acme.io)." in response.text
     assert response.headers["cache-control"] == "no-store"
     [info] = env.linker.links(TEAM, "U_ANN")
     assert (info.source, info.account, info.status) == ("acme", "ann@acme.io", "active")
@@ -148,12 +157,12 @@ def test_full_link_flow_stores_an_encrypted_token(env: Env) -> None:
 
 
 def test_replayed_forged_and_expired_states_get_one_generic_page(env: Env) -> None:
-    callback = provider_redirect(env.linker.start(TEAM, "U_ANN", "acme"), ANN.email)
+    callback = provider_redirect(env.linker.start(TEAM, "U_ANN", "acme", slack_email=ANN.email), ANN.email)
     assert browse(callback).status_code == 200
 
     replayed = browse(callback)
     forged = browse(f"{env.callback_url}?code=abc&state=forged-state")
-    expired_url = env.linker.start(TEAM, "U_BOB", "acme")
+    expired_url = env.linker.start(TEAM, "U_BOB", "acme", slack_email=BOB.email)
     env.clock.advance(601)
     expired = browse(expired_url, BOB.email)
 
@@ -164,8 +173,12 @@ def test_replayed_forged_and_expired_states_get_one_generic_page(env: Env) -> No
 
 
 def test_state_bound_to_another_user_cannot_link_this_user(env: Env) -> None:
-    ann_callback = provider_redirect(env.linker.start(TEAM, "U_ANN", "acme"), ANN.email)
-    bob_callback = provider_redirect(env.linker.start(TEAM, "U_BOB", "acme"), BOB.email)
+    ann_callback = provider_redirect(
+        env.linker.start(TEAM, "U_ANN", "acme", slack_email=ANN.email), ANN.email
+    )
+    bob_callback = provider_redirect(
+        env.linker.start(TEAM, "U_BOB", "acme", slack_email=BOB.email), BOB.email
+    )
     bob_code = parse_qs(urlsplit(bob_callback).query)["code"][0]
     ann_state = parse_qs(urlsplit(ann_callback).query)["state"][0]
 
@@ -182,9 +195,10 @@ def test_state_bound_to_another_user_cannot_link_this_user(env: Env) -> None:
 
 
 def test_tampered_verifier_is_rejected_by_the_provider(env: Env, caplog: pytest.LogCaptureFixture) -> None:
-    url = env.linker.start(TEAM, "U_ANN", "acme")
+    url = env.linker.start(TEAM, "U_ANN", "acme", slack_email=ANN.email)
     with env.engine.begin() as conn:
-        conn.execute(update(oauth_states).values(verifier_ct=env.vault.encrypt(b"x" * 64)))
+        tampered = json.dumps({"verifier": "x" * 64, "slack_email": ANN.email}).encode()
+        conn.execute(update(oauth_states).values(verifier_ct=env.vault.encrypt(tampered)))
 
     with caplog.at_level(logging.WARNING, logger="bot.oauth_routes"):
         response = browse(url, ANN.email)
@@ -197,7 +211,7 @@ def test_tampered_verifier_is_rejected_by_the_provider(env: Env, caplog: pytest.
 
 
 def test_denied_at_the_provider(env: Env) -> None:
-    response = browse(env.linker.start(TEAM, "U_ANN", "acme"), "deny")
+    response = browse(env.linker.start(TEAM, "U_ANN", "acme", slack_email=ANN.email), "deny")
     assert response.status_code == 400 and "Linking Acme did not finish" in response.text
     assert env.linker.links(TEAM, "U_ANN") == []
 
@@ -208,6 +222,7 @@ def test_resolve_uses_the_linked_identity(env: Env) -> None:
     assert resolved.principals == {
         PUBLIC,
         "user:ann@acme.io",
+        "user:acme:acme-ann",
         "group:acme:eng",
         "group:acme:oncall",
     }
@@ -280,13 +295,44 @@ def test_unlink_revokes_and_clears_the_cache(env: Env) -> None:
     assert env.linker.unlink(TEAM, "U_ANN", "acme") is False
 
 
-def test_relink_with_another_account_revokes_the_old_grant(env: Env) -> None:
+def test_relink_revokes_the_old_grant(env: Env) -> None:
     link(env, "U_ANN", ANN)
     old = env.vault.get_token(TEAM, "U_ANN", "acme")
-    link(env, "U_ANN", BOB)
-    assert old is not None and old.refresh_token in env.provider.revoked
-    assert [i.account for i in env.linker.links(TEAM, "U_ANN")] == ["bob@acme.io"]
-    assert "group:acme:sales" in env.resolver.resolve(TEAM, "U_ANN", ANN.email).principals
+    link(env, "U_ANN", ANN)
+    new = env.vault.get_token(TEAM, "U_ANN", "acme")
+    assert old is not None and new is not None and old.refresh_token in env.provider.revoked
+    assert new.refresh_token not in env.provider.revoked
+    assert [i.account for i in env.linker.links(TEAM, "U_ANN")] == ["ann@acme.io"]
+    assert "group:acme:eng" in env.resolver.resolve(TEAM, "U_ANN", ANN.email).principals
+
+
+def test_forwarded_link_completed_by_someone_else_links_nothing(env: Env) -> None:
+    """Mallory runs `/sleuth link acme` and forwards the URL; Dana signs in. Nothing of Dana's reaches Mallory."""
+    url = env.linker.start(TEAM, "U_MAL", "acme", slack_email=MALLORY.email)
+
+    response = browse(url, DANA.email)
+
+    assert response.status_code == 400
+    assert "dana@acme.io" in response.text and "U_MAL" in response.text
+    assert "Nothing was linked" in response.text and "mallory@acme.io" not in response.text
+    assert env.linker.links(TEAM, "U_MAL") == []
+    assert env.vault.get_token(TEAM, "U_MAL", "acme") is None
+    assert env.provider.active_tokens(DANA.email) == 0  # Dana's grant is revoked, not kept
+    resolved = env.resolver.resolve(TEAM, "U_MAL", MALLORY.email)
+    assert resolved.principals == {PUBLIC, "user:mallory@acme.io"}
+
+
+def test_email_the_provider_has_not_verified_links_nothing(env: Env) -> None:
+    url = env.linker.start(TEAM, "U_EVE", "acme", slack_email=UNVERIFIED.email)
+    response = browse(url, UNVERIFIED.email)
+    assert response.status_code == 400 and "not verified" in response.text
+    assert env.linker.links(TEAM, "U_EVE") == []
+
+
+def test_no_slack_verified_email_no_link(env: Env) -> None:
+    with pytest.raises(LinkFailed) as failed:
+        env.linker.start(TEAM, "U_ANN", "acme", slack_email=None)
+    assert "verified email" in str(failed.value)
 
 
 def test_unreachable_provider_is_a_problem_not_an_error(env: Env, tmp_path: Path) -> None:

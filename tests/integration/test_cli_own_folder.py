@@ -54,6 +54,15 @@ def test_a_clean_folder_syncs_ok(cli: Cli) -> None:
     assert "sync team: ok" in _flat(result) and "failed" not in _flat(result).split("seconds", 1)[1]
 
 
+def test_sync_permissions_says_what_it_did(cli: Cli) -> None:
+    """A folder lists no ACLs apart from its files (its content sync re-reads every file's ACL): 'unsupported',
+    not a failure."""
+    cli("sync", "team")
+    result = cli("sync", "--permissions", "team")
+    assert result.exit_code == 0, result.output
+    assert "permissions team: unsupported checked 0 changed 0" in _flat(result)
+
+
 def test_a_broken_file_makes_the_sync_partial_exit_1_and_listed(cli: Cli, team: Path) -> None:
     (team / "tickets/NIM-9.md").write_text("---\nkey: NIM-9\nsummary: [unclosed\n---\nBody\n")
     result = cli("sync", "team")

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from bot.identity.linking import would_link
+from bot.render import progress_text
 from bot.runtime import Runtime
 from bot.settings import EmbedderConfig, Settings
 from connectors.sync import sync_source
@@ -41,18 +43,31 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
 def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
     users = {email: runtime.principals_for_email(email) for email in runtime.known_people()}
     assert len(users) >= 8
-    report = audit_permissions(runtime, users)
+    report = audit_permissions(runtime, users, status_text=progress_text, link_check=would_link)
     with capsys.disabled():
         print(
             f"\npermission audit: probes: {report.probes}  leaks: {len(report.leaks)}  paths: {len(report.by_path)}"
         )
-    assert report.probes >= 2000
+    assert report.probes >= 4000
     assert {"search:hybrid", "aliases", "graph:expand", "flow:trace", "followup:evidence", "gaps"} <= set(
         report.by_path
     )
+    assert {"status", "drift:search:dense", "drift-private:document", "link:forwarded"} <= set(report.by_path)
     assert report.leaks == []
     assert report.gap_entries > 0  # the gap-log probe read a log the audit's questions filled...
     assert runtime.gap_log.entries() == []  # ...its own: the real gap log never sees audit questions
+
+
+def test_the_new_probes_catch_what_they_probe_for(runtime: Runtime) -> None:
+    """Fed the old behaviour (status lines naming whatever was read, links bound to nobody), the audit leaks."""
+    users = {e: runtime.principals_for_email(e) for e in ("bob@acme.io", "carol@acme.io")}
+
+    def old_status(step: dict, nameable: object = None) -> str | None:
+        return progress_text(step)
+
+    report = audit_permissions(runtime, users, status_text=old_status, link_check=lambda a, b, v: True)
+    leaked = {leak["path"] for leak in report.leaks}
+    assert {"status", "link:forwarded", "link:unverified"} <= leaked
 
 
 def test_not_found_and_not_yours_read_the_same(runtime: Runtime) -> None:

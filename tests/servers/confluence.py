@@ -39,6 +39,8 @@ class FakeConfluence:
     space_permissions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     restrictions: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)  # id -> user/group
     groups: dict[str, str] = field(default_factory=dict)  # group id -> name
+    group_members: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # group id -> users
+    list_page: int = 2  # restrictions and group members answer this many per page, whatever `limit` asks
     users: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = field(
         default_factory=dict
     )  # token -> user
@@ -47,6 +49,16 @@ class FakeConfluence:
     clock: datetime = START
     lock: threading.Lock = field(default_factory=threading.Lock)
     site: str = ""
+
+    def _window(self, query: dict[str, list[str]]) -> tuple[int, int]:
+        start = int(query.get("start", ["0"])[0])
+        return start, min(int(query.get("limit", ["200"])[0]), self.list_page)
+
+    @staticmethod
+    def _page(items: list[dict[str, Any]], start: int, limit: int) -> dict[str, Any]:
+        page = items[start : start + limit]
+        links = {"next": f"?start={start + limit}&limit={limit}"} if start + limit < len(items) else {}
+        return {"results": page, "start": start, "limit": limit, "size": len(page), "_links": links}
 
     def tick(self) -> str:
         self.clock += timedelta(minutes=3, seconds=7)
@@ -104,12 +116,18 @@ class FakeConfluence:
         m = re.fullmatch(r"/wiki/rest/api/content/(\d+)/restriction/byOperation/read", path)
         if m:
             found = self.restrictions.get(m.group(1), {})
-            wrap = lambda items: {"results": items, "start": 0, "limit": 200, "size": len(items)}  # noqa: E731
+            start, limit = self._window(query)
             body = {
                 "operation": "read",
-                "restrictions": {k: wrap(found.get(k, [])) for k in ("user", "group")},
+                "restrictions": {k: self._page(found.get(k, []), start, limit) for k in ("user", "group")},
             }
             return 200, body, {}
+        m = re.fullmatch(r"/wiki/rest/api/group/([^/]+)/membersByGroupId", path)
+        if m:
+            if m.group(1) not in self.group_members:
+                return 404, {"message": "group not found"}, {}
+            start, limit = self._window(query)
+            return 200, self._page(self.group_members[m.group(1)], start, limit), {}
         if path == "/wiki/rest/api/group/by-id":
             group_id = query.get("id", [""])[0]
             return 200, {"type": "group", "name": self.groups[group_id], "id": group_id}, {}

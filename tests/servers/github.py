@@ -32,6 +32,7 @@ class Fault:
     status: int
     headers: dict[str, str]
     path: str | None
+    message: str = "injected fault"  # GitHub words a secondary rate limit only here
 
 
 @dataclass
@@ -154,7 +155,7 @@ class FakeGitHub:
 
 
 def _fault(fault: Fault) -> Reply:
-    return fault.status, {"message": "injected fault"}, fault.headers
+    return fault.status, {"message": fault.message}, fault.headers
 
 
 @contextmanager

@@ -55,6 +55,8 @@ class FakeJira:
     security: dict[str, dict[str, Any]] = field(default_factory=dict)  # project -> SecurityScheme
     level_members: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # scheme id -> members
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # bearer token -> User (with groups)
+    group_members: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # group name -> users
+    members_page: int = 2  # GET /group/member answers this many per page (the client must follow isLast)
     inline_comments: int = 2  # comments embedded in search results before the client must page
     requests: list[tuple[str, str, dict[str, list[str]]]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
@@ -94,7 +96,9 @@ class FakeJira:
         self.issues[key]["fields"].update(fields)
         self.issues[key]["fields"]["updated"] = jira_time(self.tick())
 
-    def add_comment(self, key: str, author: str, text: str) -> None:
+    def add_comment(self, key: str, author: str, text: str, **extra: Any) -> None:
+        """`extra`: e.g. `visibility={"type": "group", "value": "admins"}` or `jsdPublic=False` (an internal
+        service-desk comment)."""
         found = self.comments.setdefault(key, [])
         found.append(
             {
@@ -103,6 +107,7 @@ class FakeJira:
                 "body": adf(text),
                 "created": jira_time(self.clock),
                 "updated": jira_time(self.clock),
+                **extra,
             }
         )
 
@@ -124,6 +129,8 @@ class FakeJira:
             return 200, user, {}
         if path == "/rest/api/3/search/jql":
             return 200, self._search(query), {}
+        if path == "/rest/api/3/group/member":
+            return self._group_members(query)
         m = re.fullmatch(r"/rest/api/3/issue/([^/]+)/(comment|remotelink)", path)
         if m:
             if m.group(1) not in self.issues:
@@ -206,6 +213,19 @@ class FakeJira:
             }
             raw["fields"] = {k: v for k, v in fields.items() if k in wanted}
         return raw
+
+    def _group_members(self, query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
+        name = query.get("groupname", [""])[0].lower()
+        groups = {k.lower(): v for k, v in self.group_members.items()}
+        if name not in groups:
+            return 404, {"errorMessages": [f"Group '{name}' does not exist."]}, {}
+        members = groups[name]
+        start = int(query.get("startAt", ["0"])[0])
+        size = min(int(query.get("maxResults", ["50"])[0]), self.members_page)
+        page = members[start : start + size]
+        last = start + size >= len(members)
+        body = {"startAt": start, "maxResults": size, "total": len(members), "isLast": last, "values": page}
+        return 200, body, {}
 
     def _comment_page(self, key: str, query: dict[str, list[str]]) -> dict[str, Any]:
         comments = self.comments.get(key, [])

@@ -8,7 +8,7 @@ library's `ThreadingHTTPServer` (the same adapter authlib's Flask integration is
 - `GET /authorize` approves at once for the user named by `login_hint=<email>` or the `X-Test-Login` header
   (`X-Test-Login: deny` denies) and redirects to the client's redirect_uri with `code` and `state`.
 - `POST /token`, `POST /revoke` (client_secret_basic or client_secret_post).
-- `GET /userinfo` with a bearer token: `{"sub", "email", "groups"}`; 401 for unknown, expired or revoked
+- `GET /userinfo` with a bearer token: `{"sub", "email", "email_verified", "groups"}`; 401 for unknown, expired or revoked
   tokens.
 
 Helpers for tests: `expire_access_tokens(email)`, `revoke_tokens(email)`, `revoked` (what /revoke received),
@@ -44,6 +44,7 @@ class ProviderUser:
     sub: str
     email: str
     groups: tuple[str, ...] = ()
+    email_verified: bool = True  # OpenID Connect's claim: the provider confirmed the address
 
 
 @dataclass
@@ -387,7 +388,8 @@ class OAuthProvider:
                 ],
             )
         user = token.user
-        return _json(200, {"sub": user.sub, "email": user.email, "groups": list(user.groups)})
+        body = {"sub": user.sub, "email": user.email, "email_verified": user.email_verified}
+        return _json(200, body | {"groups": list(user.groups)})
 
     def _usable(self, token: _Token) -> bool:
         return not token.access_revoked and token.issued_at + token.expires_in > self.clock()

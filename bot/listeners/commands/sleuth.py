@@ -14,7 +14,7 @@ from slack_bolt import Ack, App
 from bot.answering import MAX_QUESTION_CHARS, NO_IDENTITY, TOO_LONG
 from bot.askers import UnknownAsker
 from bot.deps import BotDeps
-from bot.identity import UnknownSource
+from bot.identity import LinkFailed, UnknownSource
 from bot.insights import recurring_gaps, slack_viewer
 from bot.jobs import COMMAND, NewJob
 from bot.listeners.commands import replies
@@ -118,10 +118,13 @@ def _link(deps: BotDeps, command: dict[str, Any], source: str) -> dict[str, Any]
     team, user = command["team_id"], command["user_id"]
     if not source:
         return {"text": replies.links_text(linker.links(team, user), [s.source for s in linker.sources])}
+    email = deps.askers.verified_email(user) if deps.askers is not None else None
     try:
-        url = linker.start(team, user, source)
+        url = linker.start(team, user, source, slack_email=email)
     except UnknownSource:
         return {"text": replies.links_text(linker.links(team, user), [s.source for s in linker.sources])}
+    except LinkFailed as exc:
+        return {"text": str(exc)}
     label = linker.source(source).label
     return {"text": f"Connect your {label} account", "blocks": replies.link_blocks(label, url)}
 

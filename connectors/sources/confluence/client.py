@@ -29,6 +29,9 @@ def _next(body: Any) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
+LIST_LIMIT = 200  # users/groups per page of a restriction or a group's members (Confluence caps it lower)
+
+
 class ConfluenceClient(SourceClient):
     label = "Confluence"
 
@@ -45,18 +48,20 @@ class ConfluenceClient(SourceClient):
     def spaces(self, keys: list[str]) -> list[Any]:
         return self._all(f"{V2}/spaces", {"keys": ",".join(keys), "limit": 250})
 
-    def pages(self, space_ids: list[str], *, limit: int, start: str | None = None) -> Iterator[PageBatch]:
-        """Current pages of the spaces, most recently modified first, one batch per request."""
+    def pages(
+        self, space_ids: list[str], *, limit: int, start: str | None = None, body: bool = True
+    ) -> Iterator[PageBatch]:
+        """Current pages of the spaces, most recently modified first, one batch per request (`body=False`:
+        without their storage bodies, for listings)."""
         url: str | None = start or f"{V2}/pages"
         params: Params | None = None
         if start is None:
             params = {
                 "space-id": ",".join(space_ids),
                 "sort": "-modified-date",
-                "body-format": "storage",
                 "status": "current",
                 "limit": limit,
-            }
+            } | ({"body-format": "storage"} if body else {})
         while url:
             body = self._rest.get_json(url, params)
             results = body.get("results") if isinstance(body, dict) else None
@@ -64,7 +69,7 @@ class ConfluenceClient(SourceClient):
             yield PageBatch(results if isinstance(results, list) else [], url)
 
     def page_ids(self, space_ids: list[str], *, limit: int) -> Iterator[str]:
-        for batch in self.pages(space_ids, limit=limit):
+        for batch in self.pages(space_ids, limit=limit, body=False):
             for page in batch.pages:
                 if isinstance(page, dict) and page.get("id") is not None:
                     yield str(page["id"])
@@ -79,7 +84,38 @@ class ConfluenceClient(SourceClient):
         return self._all(f"{V2}/spaces/{space_id}/permissions", {"limit": 250})
 
     def read_restrictions(self, content_id: str) -> Any:
-        return self._rest.get_json(f"{V1}/content/{content_id}/restriction/byOperation/read")
+        """The read restriction's users and groups, every page of both lists merged into one answer."""
+        users: list[Any] = []
+        groups: list[Any] = []
+        start = 0
+        while True:
+            params = {"start": start, "limit": LIST_LIMIT}
+            body = self._rest.get_json(f"{V1}/content/{content_id}/restriction/byOperation/read", params)
+            found = (body.get("restrictions") or {}) if isinstance(body, dict) else {}
+            more = False
+            for name, into in (("user", users), ("group", groups)):
+                listed = found.get(name) or {}
+                page = listed.get("results") or []
+                into.extend(page)
+                more |= bool(page) and (
+                    bool((listed.get("_links") or {}).get("next"))
+                    or len(page) >= int(listed.get("limit") or LIST_LIMIT)
+                )
+                start_step = int(listed.get("limit") or LIST_LIMIT)
+            if not more:
+                return {"restrictions": {"user": {"results": users}, "group": {"results": groups}}}
+            start += start_step
+
+    def group_members(self, group_id: str) -> list[Any]:
+        """Every member of a group, by the group's id (`membersByGroupId`, followed page by page)."""
+        found: list[Any] = []
+        while True:
+            params = {"start": len(found), "limit": LIST_LIMIT}
+            body = self._rest.get_json(f"{V1}/group/{group_id}/membersByGroupId", params)
+            page = (body.get("results") or []) if isinstance(body, dict) else []
+            found.extend(page)
+            if not page or not (body.get("_links") or {}).get("next"):
+                return found
 
     def group(self, group_id: str) -> Any:
         return self._rest.get_json(f"{V1}/group/by-id", {"id": group_id})

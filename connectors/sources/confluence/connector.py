@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from connectors.base import Checkpoint, Cursor, Failure, Pulled, SourceDoc
+from connectors.base import Checkpoint, CurrentAcl, Cursor, Failure, Pulled, SourceDoc
 from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.confluence.config import ConfluenceConfig
 from connectors.sources.confluence.mapping import Label, Page, Space, doc_id, identity_principals, page_to_doc
@@ -36,7 +36,7 @@ class ConfluenceConnector(OwnsClient):
         state = cursor or {}
         since = Watermark.load(state.get("since"))
         top = Watermark.load(state.get("top"))
-        permissions = ConfluencePermissions(self._client)
+        permissions = ConfluencePermissions(self._client, self.name)
         counts: Counter[str] = Counter()
         spaces = self._space_map()
         batches = self._client.pages(list(spaces), limit=self._config.page_size, start=state.get("next"))
@@ -67,8 +67,28 @@ class ConfluenceConnector(OwnsClient):
         for page_id in self._client.page_ids(list(self._space_map()), limit=self._config.page_size):
             yield doc_id(self.name, page_id)
 
+    def acls(self) -> Iterator[CurrentAcl | Failure]:
+        """Every current page's ACL (space grants, its own and its ancestors' restrictions), bodies unread."""
+        permissions = ConfluencePermissions(self._client, self.name)
+        for batch in self._client.pages(list(self._space_map()), limit=self._config.page_size, body=False):
+            for raw in batch.pages:
+                if not isinstance(raw, dict) or raw.get("id") is None or raw.get("spaceId") is None:
+                    continue
+                page_id = str(raw["id"])
+                try:
+                    ancestors = [
+                        str(a["id"])
+                        for a in self._client.ancestors(page_id)
+                        if isinstance(a, dict) and a.get("id")
+                    ]
+                    acl = permissions.acl(str(raw["spaceId"]), page_id, ancestors)
+                except RequestRejected as exc:
+                    yield Failure(id=doc_id(self.name, page_id), reason=str(exc))
+                    continue
+                yield CurrentAcl(id=doc_id(self.name, page_id), acl=acl)
+
     def _token_principals(self, access_token: str) -> set[str]:
-        return identity_principals(*self._client.user_as(access_token))
+        return identity_principals(*self._client.user_as(access_token), self.name)
 
     def _space_map(self) -> dict[str, Space]:
         if self._spaces is None:

@@ -8,7 +8,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
+from connectors.base import (
+    PUBLIC,
+    Link,
+    LinkType,
+    SourceDoc,
+    account_principal,
+    group_principal,
+    user_principal,
+)
+from connectors.sources.access import Members, intersect
 from connectors.sources.adf import storage_content
 
 KEY_RE = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
@@ -63,7 +72,9 @@ def doc_id(source: str, page_id: str) -> str:
     return f"{source}:page-{page_id}"
 
 
-def space_read_principals(assignments: list[dict[str, Any]], group_names: dict[str, str]) -> set[str]:
+def space_read_principals(
+    assignments: list[dict[str, Any]], group_names: dict[str, str], source: str
+) -> set[str]:
     """Space permission assignments (v2) -> who may read the space; groups (by id) named by `group_names`."""
     found: set[str] = set()
     for item in assignments:
@@ -73,44 +84,45 @@ def space_read_principals(assignments: list[dict[str, Any]], group_names: dict[s
         principal = item.get("principal") or {}
         kind, ident = str(principal.get("type", "")).lower(), str(principal.get("id", ""))
         if kind == "user" and ident:
-            found.add(user_principal(ident))
+            found.add(account_principal(source, ident))
         elif kind == "group" and ident in group_names:
-            found.add(group_principal("confluence", group_names[ident]))
+            found.add(group_principal(source, group_names[ident]))
         elif kind in ("role", "access_class") and ident == "anonymous-users":
             found.add(PUBLIC)
     return found
 
 
-def restriction_principals(body: dict[str, Any]) -> set[str]:
+def restriction_principals(body: dict[str, Any], source: str) -> set[str]:
     """A v1 `restriction/byOperation/read` answer -> principals; empty when the content is not restricted."""
     restrictions = body.get("restrictions") or {}
     found: set[str] = set()
     for user in (restrictions.get("user") or {}).get("results") or []:
-        for field in ("accountId", "email"):
-            if user.get(field):
-                found.add(user_principal(str(user[field])))
+        if user.get("accountId"):
+            found.add(account_principal(source, str(user["accountId"])))
+        if user.get("email"):
+            found.add(user_principal(str(user["email"])))
     for group in (restrictions.get("group") or {}).get("results") or []:
         if group.get("name"):
-            found.add(group_principal("confluence", str(group["name"])))
+            found.add(group_principal(source, str(group["name"])))
     return found
 
 
-def effective_acl(space: set[str], restricted_levels: list[set[str]]) -> frozenset[str]:
-    """Space readers unless the page or an ancestor restricts viewing; then only principals every restricting
-    level admits (read restrictions inherit downwards). A restricted page is never public."""
+def effective_acl(space: set[str], restricted_levels: list[set[str]], members: Members) -> frozenset[str]:
+    """Space readers unless the page or an ancestor restricts viewing; then only who reads the space *and*
+    passes every restricting level (read restrictions inherit downwards). A restricted page is never public."""
     levels = [level for level in restricted_levels if level]
     if not levels:
         return frozenset(space)
-    allowed = set.intersection(*levels)
-    return frozenset(allowed - {PUBLIC})
+    return frozenset(intersect([space, *levels], members) - {PUBLIC})
 
 
-def identity_principals(me: dict[str, Any], groups: list[dict[str, Any]]) -> set[str]:
+def identity_principals(me: dict[str, Any], groups: list[dict[str, Any]], source: str) -> set[str]:
     found = {PUBLIC}
-    for field in ("accountId", "email"):
-        if me.get(field):
-            found.add(user_principal(str(me[field])))
-    found |= {group_principal("confluence", str(g["name"])) for g in groups if g.get("name")}
+    if me.get("accountId"):
+        found.add(account_principal(source, str(me["accountId"])))
+    if me.get("email"):
+        found.add(user_principal(str(me["email"])))
+    found |= {group_principal(source, str(g["name"])) for g in groups if g.get("name")}
     return found
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from connectors.base import Checkpoint, Cursor, Failure, Pulled, SourceDoc
+from connectors.base import Checkpoint, CurrentAcl, Cursor, Failure, Pulled, SourceDoc
 from connectors.sources.github.client import GitHubClient
 from connectors.sources.github.config import GitHubConfig
 from connectors.sources.github.mapping import (
@@ -50,19 +50,29 @@ class GitHubConnector(OwnsClient):
 
     def list_ids(self) -> Iterator[str]:
         for repo in self._config.repos:
-            for page in self._client.issues(repo, since=None, page_size=self._config.page_size):
-                for raw in page.issues:
-                    if isinstance(raw, dict) and isinstance(raw.get("number"), int):
-                        yield doc_id(self.name, repo, raw["number"])
+            yield from self._ids(repo)
+
+    def acls(self) -> Iterator[CurrentAcl | Failure]:
+        """Every issue's ACL: its repository's visibility, collaborators and teams (one listing per repo)."""
+        for repo in self._config.repos:
+            acl = self._acl(repo)
+            for item_id in self._ids(repo):
+                yield CurrentAcl(id=item_id, acl=acl)
+
+    def _ids(self, repo: str) -> Iterator[str]:
+        for page in self._client.issues(repo, since=None, page_size=self._config.page_size):
+            for raw in page.issues:
+                if isinstance(raw, dict) and isinstance(raw.get("number"), int):
+                    yield doc_id(self.name, repo, raw["number"])
 
     def _token_principals(self, access_token: str) -> set[str]:
-        return identity_principals(*self._client.user_as(access_token))
+        return identity_principals(*self._client.user_as(access_token), self.name)
 
     def _acl(self, repo: str) -> frozenset[str]:
         raw = self._client.repo(repo)
         if raw.get("private") is False and raw.get("visibility", "public") == "public":
-            return repo_acl(raw, [], [])
-        return repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo))
+            return repo_acl(raw, [], [], self.name)
+        return repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo), self.name)
 
     def _item(self, repo: str, raw: Any, mark: Watermark, acl: frozenset[str]) -> SourceDoc | Failure | None:
         try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
+from connectors.base import PUBLIC, Link, LinkType, SourceDoc, account_principal, group_principal
 from connectors.text import comment_text, join_comments
 
 REF_RE = re.compile(
@@ -69,31 +69,31 @@ def doc_id(source: str, repo: str, number: int) -> str:
 
 
 def repo_acl(
-    repo: dict[str, Any], collaborators: list[dict[str, Any]], teams: list[dict[str, Any]]
+    repo: dict[str, Any], collaborators: list[dict[str, Any]], teams: list[dict[str, Any]], source: str
 ) -> frozenset[str]:
     """Public repositories are readable by anyone; others by their collaborators and teams (and, for
     `internal` ones, the whole organisation)."""
     if repo.get("private") is False and repo.get("visibility", "public") == "public":
         return frozenset({PUBLIC})
     owner = str((repo.get("owner") or {}).get("login", "")).lower()
-    found = {user_principal(str(c["login"])) for c in collaborators if c.get("login")}
-    found |= {group_principal("github", f"{owner}/{t['slug']}") for t in teams if t.get("slug")}
+    found = {account_principal(source, str(c["login"])) for c in collaborators if c.get("login")}
+    found |= {group_principal(source, f"{owner}/{t['slug']}") for t in teams if t.get("slug")}
     if repo.get("visibility") == "internal" and owner:
-        found.add(group_principal("github", owner))
+        found.add(group_principal(source, owner))
     return frozenset(found)
 
 
 def identity_principals(
-    me: dict[str, Any], teams: list[dict[str, Any]], orgs: list[dict[str, Any]]
+    me: dict[str, Any], teams: list[dict[str, Any]], orgs: list[dict[str, Any]], source: str
 ) -> set[str]:
     found = {PUBLIC}
     if me.get("login"):
-        found.add(user_principal(str(me["login"])))
+        found.add(account_principal(source, str(me["login"])))
     for team in teams:
         org = (team.get("organization") or {}).get("login")
         if org and team.get("slug"):
-            found.add(group_principal("github", f"{str(org).lower()}/{team['slug']}"))
-    found |= {group_principal("github", str(o["login"])) for o in orgs if o.get("login")}
+            found.add(group_principal(source, f"{str(org).lower()}/{team['slug']}"))
+    found |= {group_principal(source, str(o["login"])) for o in orgs if o.get("login")}
     return found
 
 

@@ -89,6 +89,17 @@ class JiraClient(SourceClient):
             if not page or body.get("isLast", True):
                 return found
 
+    def group_members(self, name: str) -> list[Any]:
+        """Every member of a group (`GET /group/member`, followed to its last page)."""
+        found: list[Any] = []
+        while True:
+            params = {"groupname": name, "startAt": len(found), "maxResults": 50}
+            body = self._rest.get_json(f"{API}/group/member", params)
+            page = body.get("values") or [] if isinstance(body, dict) else []
+            found.extend(page)
+            if not page or body.get("isLast", True):
+                return found
+
     def myself_as(self, access_token: str) -> Any:
         """Who a linked user is, with their groups, asked with the user's own token."""
         rest = self._as_user(access_token)

@@ -8,7 +8,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
+from connectors.base import (
+    PUBLIC,
+    Link,
+    LinkType,
+    SourceDoc,
+    account_principal,
+    group_principal,
+    user_principal,
+)
 from connectors.sources.adf import adf_content
 from connectors.text import comment_text, join_comments
 
@@ -53,6 +61,13 @@ class Comment(_Raw):
     body: Any = None
     created: datetime | None = None
     updated: datetime | None = None
+    visibility: dict[str, Any] | None = None  # restricted to a group or project role
+    jsdPublic: bool | None = None  # False: a service-desk internal comment
+
+    @property
+    def shown_to_all(self) -> bool:
+        """Whether everyone who may browse the issue may read the comment (else it is left out)."""
+        return not self.visibility and self.jsdPublic is not False
 
 
 class CommentPage(_Raw):
@@ -108,7 +123,7 @@ def doc_id(source: str, key: str) -> str:
     return f"{source}:{key}"
 
 
-def holder_principals(holder: dict[str, Any]) -> set[str]:
+def holder_principals(holder: dict[str, Any], source: str) -> set[str]:
     """A permission holder (scheme grant or security level member) -> principals. Dynamic holders (reporter,
     assignee, project lead, roles) are resolved by the caller; unknown kinds map to nothing (closed)."""
     kind = holder.get("type")
@@ -116,55 +131,57 @@ def holder_principals(holder: dict[str, Any]) -> set[str]:
     if kind == "anyone":
         return {PUBLIC}
     if kind == "group" and parameter:
-        return {group_principal("jira", str(parameter))}
+        return {group_principal(source, str(parameter))}
     if kind == "user":
         user = holder.get("user") if isinstance(holder.get("user"), dict) else {}
-        found = {user_principal(str(parameter))} if parameter else set()
+        found = {account_principal(source, str(parameter))} if parameter else set()
         if user.get("emailAddress"):
             found.add(user_principal(str(user["emailAddress"])))
         return found
     if kind == "applicationRole":
-        return {group_principal("jira", f"app:{parameter or 'any'}")}
+        return {group_principal(source, f"app:{parameter or 'any'}")}
     return set()
 
 
-def actor_principals(role: dict[str, Any]) -> set[str]:
+def actor_principals(role: dict[str, Any], source: str) -> set[str]:
     """The actors of a project role (`GET /project/{key}/role/{id}`) -> principals."""
     found: set[str] = set()
     for actor in role.get("actors") or []:
         group = actor.get("actorGroup") or {}
         user = actor.get("actorUser") or {}
         if group.get("name"):
-            found.add(group_principal("jira", str(group["name"])))
+            found.add(group_principal(source, str(group["name"])))
         if user.get("accountId"):
-            found.add(user_principal(str(user["accountId"])))
+            found.add(account_principal(source, str(user["accountId"])))
     return found
 
 
-def user_principals(user: User | None) -> set[str]:
+def user_principals(user: User | None, source: str) -> set[str]:
     if user is None or not user.accountId:
         return set()
-    found = {user_principal(user.accountId)}
+    found = {account_principal(source, user.accountId)}
     if user.emailAddress:
         found.add(user_principal(user.emailAddress))
     return found
 
 
-def identity_principals(me: dict[str, Any]) -> set[str]:
-    """`GET /myself?expand=groups,applicationRoles` -> what this user may see."""
+def identity_principals(me: dict[str, Any], source: str) -> set[str]:
+    """`GET /myself?expand=groups,applicationRoles` -> what this user may see (in `source`'s namespace; the
+    email counts only where it is the asker's Slack-verified one, which the resolver checks)."""
     found = {PUBLIC}
-    for field in ("accountId", "emailAddress"):
-        if me.get(field):
-            found.add(user_principal(str(me[field])))
+    if me.get("accountId"):
+        found.add(account_principal(source, str(me["accountId"])))
+    if me.get("emailAddress"):
+        found.add(user_principal(str(me["emailAddress"])))
     for group in (me.get("groups") or {}).get("items") or []:
         if group.get("name"):
-            found.add(group_principal("jira", str(group["name"])))
+            found.add(group_principal(source, str(group["name"])))
     roles = (me.get("applicationRoles") or {}).get("items") or []
     for role in roles:
         if role.get("key"):
-            found.add(group_principal("jira", f"app:{role['key']}"))
+            found.add(group_principal(source, f"app:{role['key']}"))
     if roles:
-        found.add(group_principal("jira", "app:any"))
+        found.add(group_principal(source, "app:any"))
     return found
 
 

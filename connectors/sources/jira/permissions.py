@@ -1,6 +1,12 @@
 """Who may read a Jira issue: the project's BROWSE_PROJECTS grants, narrowed by the issue's security level.
 
-One instance per run; schemes, roles and level members are fetched once per project and cached.
+A security level narrows Browse, it does not replace it: the ACL is who passes both (`sources.access.intersect`,
+which lists group members where the two sides name different groups). One instance per run; schemes, roles,
+level members and group members are fetched once and cached.
+
+A token that may not read a project's permission scheme (a non-admin account: 403) does not stop the sync: the
+project's issues get an empty ACL (visible to no one) and `problems` says why, once per project, for the run's
+failures. A group whose members cannot be listed counts only where both sides name it.
 """
 
 from __future__ import annotations
@@ -9,12 +15,15 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.base import PUBLIC, user_principal
+from connectors.base import PUBLIC, Forbidden, account_principal, user_principal
+from connectors.sources.access import intersect
 from connectors.sources.jira.client import JiraClient
 from connectors.sources.jira.mapping import Issue, actor_principals, holder_principals, user_principals
+from connectors.sources.rest import RequestRejected
 
 log = logging.getLogger(__name__)
 BROWSE = "BROWSE_PROJECTS"
+UNREADABLE = "cannot read {what} (HTTP 403): the issues that depend on it are visible to no one"
 
 
 @dataclass(frozen=True)
@@ -25,18 +34,20 @@ class Access:
     reporter: bool = False
     assignee: bool = False
 
-    def for_issue(self, issue: Issue) -> set[str]:
+    def for_issue(self, issue: Issue, source: str) -> set[str]:
         found = set(self.principals)
         if self.reporter:
-            found |= user_principals(issue.fields.reporter)
+            found |= user_principals(issue.fields.reporter, source)
         if self.assignee:
-            found |= user_principals(issue.fields.assignee)
+            found |= user_principals(issue.fields.assignee, source)
         return found
 
 
 class JiraPermissions:
-    def __init__(self, client: JiraClient) -> None:
-        self._client = client
+    def __init__(self, client: JiraClient, source: str) -> None:
+        self._client, self._source = client, source
+        self.problems: dict[str, str] = {}  # project key -> why its issues are visible to no one
+        self._members: dict[str, set[str]] = {}
         self._projects: dict[str, Access] = {}
         self._levels: dict[tuple[str, str], Access] = {}
         self._roles: dict[tuple[str, str], set[str]] = {}
@@ -44,14 +55,27 @@ class JiraPermissions:
     def acl(self, issue: Issue) -> frozenset[str]:
         project = issue.key.rsplit("-", 1)[0]
         security = issue.fields.security
-        if security is not None and security.id:
-            # A security level narrows who may see the issue; such an issue is never public.
-            return frozenset(self._level(project, security.id).for_issue(issue) - {PUBLIC})
-        return frozenset(self._project(project).for_issue(issue))
+        try:
+            browse = self._project(project).for_issue(issue, self._source)
+            if security is not None and security.id:
+                # A security level narrows who may browse the issue; such an issue is never public.
+                level = self._level(project, security.id).for_issue(issue, self._source)
+                return frozenset(intersect([browse, level], self._group_members) - {PUBLIC})
+        except Forbidden:  # a role or security level this token may not read: the issue is visible to no one
+            log.warning("jira permissions unreadable; issue visible to no one", extra={"issue": issue.key})
+            self.problems.setdefault(project, UNREADABLE.format(what="a role or security level"))
+            return frozenset()
+        return frozenset(browse)
 
     def _project(self, key: str) -> Access:
         if key not in self._projects:
-            scheme = self._client.permission_scheme(key)
+            try:
+                scheme = self._client.permission_scheme(key)
+            except Forbidden:
+                log.warning("jira permissions unreadable; issues visible to no one", extra={"project": key})
+                self.problems[key] = UNREADABLE.format(what="the permission scheme")
+                self._projects[key] = Access(frozenset())
+                return self._projects[key]
             grants = [
                 g.get("holder") or {}
                 for g in scheme.get("permissions") or []
@@ -86,14 +110,32 @@ class JiraPermissions:
                 found |= self._role(key, str(holder.get("parameter") or holder.get("value") or ""))
             elif kind == "projectLead":
                 lead = (self._client.project(key).get("lead") or {}).get("accountId")
-                found |= {user_principal(str(lead))} if lead else set()
+                found |= {account_principal(self._source, str(lead))} if lead else set()
             else:
-                found |= holder_principals(holder)
+                found |= holder_principals(holder, self._source)
         return Access(frozenset(found), reporter, assignee)
+
+    def _group_members(self, group: str) -> set[str]:
+        """A group principal's members as user principals (account id, and email where Jira shows it)."""
+        prefix = f"group:{self._source}:"
+        if not group.startswith(prefix) or group.startswith(f"{prefix}app:"):
+            return set()  # application roles: no member listing
+        if group not in self._members:
+            found: set[str] = set()
+            try:
+                for user in self._client.group_members(group[len(prefix) :]):
+                    if isinstance(user, dict) and user.get("accountId"):
+                        found.add(account_principal(self._source, str(user["accountId"])))
+                        if user.get("emailAddress"):
+                            found.add(user_principal(str(user["emailAddress"])))
+            except (Forbidden, RequestRejected):
+                log.warning("jira group members unreadable", extra={"group": group})
+            self._members[group] = found
+        return self._members[group]
 
     def _role(self, key: str, role_id: str) -> set[str]:
         if not role_id:
             return set()
         if (key, role_id) not in self._roles:
-            self._roles[(key, role_id)] = actor_principals(self._client.role(key, role_id))
+            self._roles[(key, role_id)] = actor_principals(self._client.role(key, role_id), self._source)
         return self._roles[(key, role_id)]

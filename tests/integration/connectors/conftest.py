@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,14 @@ class SleepLog:
 @pytest.fixture
 def sleeps() -> SleepLog:
     return SleepLog()
+
+
+def visible_ids(store: Any, doc_id: str, principals: frozenset[str], query: str) -> set[str]:
+    """Where `doc_id` reaches these principals: its record, and each search mode for `query`."""
+    found = set()
+    if store.document(doc_id, principals) is not None:
+        found.add("document")
+    for mode in ("bm25", "dense"):
+        if any(h.doc_id == doc_id for h in store.search_text(query, principals, 50, mode=mode)):
+            found.add(mode)
+    return found

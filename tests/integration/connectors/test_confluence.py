@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from pydantic import SecretStr
 
+from connectors.acl_sync import sync_permissions
 from connectors.base import (
     PUBLIC,
     AuthExpired,
@@ -17,10 +18,12 @@ from connectors.base import (
     SourceDoc,
     SourceUnavailable,
 )
+from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.confluence import ConfluenceConfig, ConfluenceConnector
 from connectors.sources.confluence.client import ConfluenceClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
+from connectors.sync import sync_source
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint, visible_ids
 from tests.servers.confluence import EMAIL, TOKEN, FakeConfluence, serve_confluence
 
 RUNBOOK = (
@@ -73,6 +76,13 @@ def fake() -> FakeConfluence:
             {"type": "group", "name": "security", "id": "g-sec"},
             {"type": "group", "name": "engineering"},
         ],
+    }
+    sec = {"type": "known", "accountId": "acc-sec", "email": "sec@acme.io"}
+    fake.group_members["g-eng"] = [{"type": "known", "accountId": "acc-ann"}, sec]
+    fake.group_members["g-sec"] = [sec, {"type": "known", "accountId": "acc-out"}]
+    # Paged past the first page: the third user is the one in the space.
+    fake.restrictions["105"] = {
+        "user": [{"type": "known", "accountId": f"acc-z{n}"} for n in (1, 2)] + [{"accountId": "acc-ann"}]
     }
     fake.users["user-token"] = (
         {"type": "known", "accountId": "acc-ann", "email": "ann@acme.io"},
@@ -180,19 +190,23 @@ def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(
 
 def test_acls_from_space_grants_and_inherited_restrictions(connector: ConfluenceConnector) -> None:
     docs = _docs(drain(connector.pull(None)))
-    assert docs["page-102"].acl == {"group:confluence:engineering", "user:acc-ann"}
-    assert docs["page-200"].acl == {"group:confluence:ops"}
-    assert docs["page-103"].acl == {"group:confluence:security", "user:acc-sec", "user:sec@acme.io"}
-    assert docs["page-104"].acl == {"group:confluence:security"}  # its own and its parent's restriction
+    # Principals carry the source's configured name ("wiki"), as the resolver accepts them from it.
+    assert docs["page-102"].acl == {"group:wiki:engineering", "user:wiki:acc-ann"}
+    assert docs["page-200"].acl == {"group:wiki:ops"}
+    # Restrictions narrow space access: who is restricted-to *and* reads the space (acc-out is in security
+    # but not in the space).
+    assert docs["page-103"].acl == {"user:wiki:acc-sec", "user:sec@acme.io"}
+    assert docs["page-104"].acl == {"user:wiki:acc-sec", "user:sec@acme.io"}  # its own and its parent's
+    assert docs["page-105"].acl == {"user:wiki:acc-ann"}  # restriction users listed past the first page
     assert all(PUBLIC not in doc.acl for doc in docs.values())
 
 
 def test_principals_of_a_linked_user(connector: ConfluenceConnector) -> None:
-    identity = LinkedIdentity(source="confluence", account="ann@acme.io", access_token="user-token")
+    identity = LinkedIdentity(source="wiki", account="acc-ann", access_token="user-token")
     assert connector.principals(identity) >= {
-        "user:acc-ann",
+        "user:wiki:acc-ann",
         "user:ann@acme.io",
-        "group:confluence:engineering",
+        "group:wiki:engineering",
     }
     with pytest.raises(AuthExpired):
         connector.principals(LinkedIdentity(source="confluence", account="x", access_token="stale"))
@@ -213,3 +227,23 @@ def test_bad_token_is_auth_expired(config: ConfluenceConfig) -> None:
     bad = config.model_copy(update={"api_token": SecretStr("wrong")})
     with ConfluenceConnector(bad, name="wiki") as connector, pytest.raises(AuthExpired):
         drain(connector.pull(None))
+
+
+def test_permission_sync_applies_a_restriction_added_to_a_page(
+    connector: ConfluenceConnector, fake: FakeConfluence, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    store = make_store()
+    sync_source(store, connector)
+    ann, doc = frozenset({PUBLIC, "user:wiki:acc-ann", "group:wiki:engineering"}), "wiki:page-102"
+    assert visible_ids(store, doc, ann, "Deploy guide steps") == {"document", "bm25", "dense"}
+
+    fake.restrictions["102"] = {"group": [{"type": "group", "name": "security", "id": "g-sec"}]}
+    assert sync_source(store, connector).updated == 0  # the page itself did not change
+    summary = sync_permissions(store, connector)
+
+    assert summary.status == "ok" and summary.changed == 1
+    assert visible_ids(store, doc, ann, "Deploy guide steps") == set()
+    security = frozenset({PUBLIC, "group:wiki:security"})  # security-only: no read access to the space
+    assert visible_ids(store, doc, security, "Deploy guide steps") == set()
+    sec = frozenset({PUBLIC, "user:wiki:acc-sec"})  # in both
+    assert visible_ids(store, doc, sec, "Deploy guide steps") == {"document", "bm25", "dense"}

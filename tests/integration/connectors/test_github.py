@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from pydantic import SecretStr
 
+from connectors.acl_sync import sync_permissions
 from connectors.base import (
     PUBLIC,
     AuthExpired,
@@ -14,13 +15,16 @@ from connectors.base import (
     Link,
     LinkedIdentity,
     LinkType,
+    RateLimited,
     SourceDoc,
     SourceUnavailable,
 )
+from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.github import GitHubConfig, GitHubConnector
 from connectors.sources.github.client import GitHubClient
 from connectors.sources.rest import RetryPolicy
-from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint
+from connectors.sync import sync_source
+from tests.integration.connectors.conftest import Drained, SleepLog, drain, pull_until_checkpoint, visible_ids
 from tests.servers.github import TOKEN, FakeGitHub, Fault, serve_github
 
 SHA = "a" * 40
@@ -130,6 +134,24 @@ def test_rate_limits_are_honoured(connector: GitHubConnector, fake: FakeGitHub, 
     assert sleeps.waits == [0.0, 0.0]
 
 
+SECONDARY = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+
+
+def test_secondary_rate_limit_waits_at_least_a_minute(
+    connector: GitHubConnector, fake: FakeGitHub, sleeps: SleepLog
+) -> None:
+    """A 403 that names a secondary rate limit, without Retry-After: wait >= 60 s (here: longer than a sync
+    sits out, so the run stops and says when to try again), never a tight retry, never "refused access"."""
+    fake.faults.append(Fault(403, {}, None, SECONDARY))
+    with pytest.raises(RateLimited) as limited:
+        drain(connector.pull(None))
+    assert limited.value.retry_after is not None and limited.value.retry_after >= 60
+    assert sleeps.waits == []
+    fake.faults.append(Fault(403, {"retry-after": "3"}, None, SECONDARY))  # told how long: honoured
+    assert len(drain(connector.pull(None)).docs) == 8
+    assert sleeps.waits == [3.0]
+
+
 def test_server_error_burst_is_survived(
     connector: GitHubConnector, fake: FakeGitHub, sleeps: SleepLog
 ) -> None:
@@ -161,13 +183,13 @@ def test_crash_after_first_checkpoint_resumes_without_loss_or_duplicates(connect
 def test_acls_follow_repository_visibility(connector: GitHubConnector) -> None:
     docs = _docs(drain(connector.pull(None)))
     assert docs["acme/web#1"].acl == {PUBLIC}
-    assert docs["acme/secret#1"].acl == {"user:alice", "group:github:acme/core"}
+    assert docs["acme/secret#1"].acl == {"user:gh:alice", "group:gh:acme/core"}
 
 
 def test_principals_of_a_linked_user(connector: GitHubConnector) -> None:
-    identity = LinkedIdentity(source="github", account="alice", access_token="user-token")
+    identity = LinkedIdentity(source="gh", account="alice", access_token="user-token")
     principals = connector.principals(identity)
-    assert {"user:alice", "group:github:acme/core", "group:github:acme", PUBLIC} <= principals
+    assert {"user:gh:alice", "group:gh:acme/core", "group:gh:acme", PUBLIC} <= principals
     secret = _docs(drain(connector.pull(None)))["acme/secret#1"]
     assert secret.acl & principals
     with pytest.raises(AuthExpired):
@@ -192,3 +214,24 @@ def test_bad_token_is_auth_expired(config: GitHubConfig) -> None:
     bad = config.model_copy(update={"token": SecretStr("wrong")})
     with GitHubConnector(bad, name="gh") as connector, pytest.raises(AuthExpired):
         drain(connector.pull(None))
+
+
+def test_permission_sync_follows_a_repository_made_private_and_public_again(
+    connector: GitHubConnector, fake: FakeGitHub, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    store = make_store()
+    sync_source(store, connector)
+    outsider, doc = frozenset({PUBLIC}), "gh:acme/web#1"
+    assert visible_ids(store, doc, outsider, "Checkout slow") == {"document", "bm25", "dense"}
+
+    fake.repos["acme/web"].meta |= {"private": True, "visibility": "private"}  # no issue changes
+    assert sync_source(store, connector).updated == 0  # content sync sees nothing new
+    summary = sync_permissions(store, connector)
+
+    assert summary.status == "ok" and summary.changed == 6 and summary.checked == 8
+    assert visible_ids(store, doc, outsider, "Checkout slow") == set()
+    assert store.stats()["chunks"] == store.vectors.count()  # nothing re-embedded or lost
+
+    fake.repos["acme/web"].meta |= {"private": False, "visibility": "public"}
+    assert sync_permissions(store, connector).changed == 6
+    assert visible_ids(store, doc, outsider, "Checkout slow") == {"document", "bm25", "dense"}

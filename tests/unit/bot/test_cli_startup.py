@@ -38,7 +38,11 @@ def _probe(*args: str, data_dir: Path) -> dict[str, object]:
     out = subprocess.run(
         [sys.executable, "-c", PROBE % json.dumps(HEAVY), *args],
         cwd=REPO,
-        env={"SLEUTH_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        env={
+            "SLEUTH_DATA_DIR": str(data_dir),
+            "PATH": "/usr/bin:/bin",
+            "XDG_CONFIG_HOME": str(data_dir / "cfg"),
+        },
         capture_output=True,
         text=True,
         timeout=120,

@@ -73,7 +73,33 @@ def test_connectors_cannot_grant_public_or_other_sources_groups() -> None:
         return {PUBLIC, "group:wiki:admins", "group:acme:eng", "user:ann@acme.io", "admin"}
 
     resolved = PrincipalResolver(FakeLinks(found=[ANN]), greedy, clock=Clock()).resolve("T1", "U1", None)
-    assert resolved.principals == {PUBLIC, "group:acme:eng", "user:ann@acme.io"}
+    assert resolved.principals == {PUBLIC, "group:acme:eng"}
+
+
+def test_each_source_grants_only_its_own_namespace() -> None:
+    """A GitHub login named like someone's Atlassian account id claims nothing of theirs, and a source may add
+    an email principal only when it is the asker's own Slack-verified email."""
+    gh = LinkedIdentity(source="gh", account="5b10ac8d82e05b22", email="mal@acme.io", groups=("acme/eng",))
+
+    def say_anything(source: str, identity: LinkedIdentity) -> set[str]:
+        return {
+            "user:5b10ac8d82e05b22",  # un-namespaced account id: shared by every source, so refused
+            "user:jira:5b10ac8d82e05b22",  # another source's account
+            "user:gh:5b10ac8d82e05b22",  # its own
+            "user:dana@acme.io",  # an email Slack did not verify for this asker
+            "user:mal@acme.io",
+            "group:gh:acme/eng",
+            "group:jira:admins",
+        }
+
+    resolver = PrincipalResolver(FakeLinks(found=[gh]), say_anything, clock=Clock())
+    resolved = resolver.resolve("T1", "U_MAL", "Mal@acme.io")
+    assert resolved.principals == {
+        PUBLIC,
+        "user:mal@acme.io",
+        "user:gh:5b10ac8d82e05b22",
+        "group:gh:acme/eng",
+    }
 
 
 def test_nothing_but_team_user_and_email_goes_in() -> None:

@@ -14,7 +14,9 @@ class FakeLinker:
         self.outcome = outcome
         self.calls: list[dict[str, Any]] = []
 
-    def complete(self, *, state: str, code: str | None, error: str | None = None) -> LinkResult:
+    def complete(
+        self, *, state: str, code: str | None, error: str | None = None, browser: str | None = None
+    ) -> LinkResult:
         self.calls.append({"state": state, "code": code, "error": error})
         if isinstance(self.outcome, Exception):
             raise self.outcome
@@ -31,7 +33,10 @@ def test_success_page_escapes_the_account() -> None:
     linker = FakeLinker(LinkResult("T1", "U1", "acme", "Acme", "<b>ann</b>@acme.io"))
     response = get(linker, "code=c&state=s")
     assert response.status_code == 200
-    assert "Linked Acme as &lt;b&gt;ann&lt;/b&gt;@acme.io. You can close this tab." in response.text
+    assert (
+        "Linked the Acme account &lt;b&gt;ann&lt;/b&gt;@acme.io to the Slack user U1. You can close"
+        in response.text
+    )
     assert response.headers["referrer-policy"] == "no-referrer"
     assert linker.calls == [{"state": "s", "code": "c", "error": None}]
 

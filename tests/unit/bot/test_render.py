@@ -195,3 +195,25 @@ def test_trace_is_escaped_and_bounded() -> None:
         and "why &lt;x&gt;?" in message["blocks"][0]["text"]["text"]
     )
     assert blocks_text_length(message["blocks"]) <= MAX_MESSAGE_TEXT
+
+
+STEP = {
+    "node": "retrieve",
+    "round": 2,
+    "reading": ["Motor price list", "Release Plan", "Payroll 2026"],
+    "reading_ids": ["acme:finance/prices", "acme:release", "acme:hr/payroll"],
+}
+
+
+@pytest.mark.parametrize(
+    ("nameable", "expected"),
+    [
+        ({"acme:release"}, "Round 2: reading Release Plan and 2 more…"),
+        (set(), "Round 2: reading 3 passages…"),
+    ],
+    ids=["only-what-all-may-open", "none-nameable"],
+)
+def test_progress_text_in_a_channel_names_only_what_every_member_may_open(
+    nameable: set[str], expected: str
+) -> None:
+    assert progress_text(STEP, nameable=nameable.__contains__) == expected

@@ -15,6 +15,7 @@ from bot.vault import (
     TokenSet,
     TokenVault,
     VaultError,
+    default_key_file,
     vault_secrets,
     vault_tokens,
 )
@@ -44,13 +45,16 @@ def test_a_malformed_key_is_refused_without_echoing_it(engine: Engine) -> None:
     assert "not-a-fernet-key" not in str(caught.value)
 
 
-def test_dev_without_a_key_creates_a_private_key_file(
-    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_dev_without_a_key_creates_a_private_key_file_outside_the_data_dir(
+    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     data_dir = tmp_path / "data"
     with caplog.at_level(logging.WARNING, logger="bot.vault"):
         vault = TokenVault.open(engine, None, production=False, data_dir=data_dir)
-    key_file = data_dir / KEY_FILE_NAME
+    key_file = default_key_file(data_dir)
+    assert key_file.parent == tmp_path / "config" / "sleuth"  # a copied data directory carries no key
+    assert not (data_dir / KEY_FILE_NAME).exists()
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert [r.getMessage() for r in caplog.records] == ["no vault key configured; created a local key file"]
     assert key_file.read_text().strip() not in caplog.text
@@ -60,9 +64,28 @@ def test_dev_without_a_key_creates_a_private_key_file(
     assert reopened.get_secret("jira.api_token") == SecretStr("tok")
 
 
-def test_dev_key_file_readable_by_others_is_refused(engine: Engine, tmp_path: Path) -> None:
+def test_a_key_file_left_in_the_data_dir_moves_out(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    old = data_dir / KEY_FILE_NAME
+    old.write_text(TokenVault.generate_key() + "\n")
+    old.chmod(0o600)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    TokenVault.open(engine, None, production=False, data_dir=data_dir).put_secret("n", "v")
+    assert not old.exists() and default_key_file(data_dir).exists()
+    assert TokenVault.open(engine, None, production=False, data_dir=data_dir).get_secret("n") == SecretStr(
+        "v"
+    )
+
+
+def test_dev_key_file_readable_by_others_is_refused(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     TokenVault.open(engine, None, production=False, data_dir=tmp_path)
-    os.chmod(tmp_path / KEY_FILE_NAME, 0o644)
+    os.chmod(default_key_file(tmp_path), 0o644)
     with pytest.raises(ConfigError, match="chmod 600"):
         TokenVault.open(engine, None, production=False, data_dir=tmp_path)
 

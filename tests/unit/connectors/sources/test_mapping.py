@@ -17,32 +17,34 @@ from connectors.sources.rest import Watermark, retry_after_seconds
     ("holder", "principals"),
     [
         ({"type": "anyone"}, {PUBLIC}),
-        ({"type": "group", "parameter": "Jira-Users", "value": "g-1"}, {"group:jira:jira-users"}),
+        ({"type": "group", "parameter": "Jira-Users", "value": "g-1"}, {"group:tracker:jira-users"}),
         (
             {"type": "user", "parameter": "acc-1", "user": {"emailAddress": "a@x.io"}},
-            {"user:acc-1", "user:a@x.io"},
+            {"user:tracker:acc-1", "user:a@x.io"},
         ),
-        ({"type": "applicationRole"}, {"group:jira:app:any"}),
+        ({"type": "applicationRole"}, {"group:tracker:app:any"}),
         ({"type": "groupCustomField", "parameter": "customfield_1"}, set()),  # unknown: closed, not open
     ],
     ids=["anyone", "group", "user", "app-role", "unknown"],
 )
 def test_jira_holders(holder: dict[str, object], principals: set[str]) -> None:
-    assert holder_principals(holder) == principals
+    assert holder_principals(holder, "tracker") == principals  # the source's configured name, not its kind
 
 
 @pytest.mark.parametrize(
     ("space", "levels", "acl"),
     [
         ({"group:confluence:eng"}, [set(), set()], {"group:confluence:eng"}),
-        ({"group:confluence:eng"}, [{"user:ann"}], {"user:ann"}),
-        ({PUBLIC}, [{"group:confluence:sec", PUBLIC}], {"group:confluence:sec"}),
+        ({"group:confluence:eng"}, [{"user:ann"}], {"user:ann"}),  # ann reads the space through eng
+        ({"group:confluence:eng"}, [{"user:out"}], set()),  # restricted to someone outside the space
+        ({PUBLIC}, [{"group:confluence:sec"}], {"group:confluence:sec"}),  # an open space, a closed page
         ({"group:confluence:eng"}, [{"group:confluence:a"}, {"group:confluence:b"}], set()),
     ],
-    ids=["unrestricted", "restricted", "never-public", "disjoint-levels-mean-nobody"],
+    ids=["unrestricted", "restricted", "outside-the-space", "never-public", "disjoint-levels-mean-nobody"],
 )
 def test_confluence_effective_acl(space: set[str], levels: list[set[str]], acl: set[str]) -> None:
-    assert effective_acl(space, levels) == acl
+    members = {"group:confluence:eng": {"user:ann"}}
+    assert effective_acl(space, levels, lambda g: members.get(g, set())) == acl
 
 
 def test_github_references_are_typed() -> None:
@@ -58,12 +60,12 @@ def test_github_references_are_typed() -> None:
 
 def test_github_private_repo_is_never_public() -> None:
     repo = {"private": True, "visibility": "internal", "owner": {"login": "Acme"}}
-    assert repo_acl(repo, [{"login": "Bob"}], [{"slug": "core"}]) == {
-        "user:bob",
-        "group:github:acme/core",
-        "group:github:acme",
+    assert repo_acl(repo, [{"login": "Bob"}], [{"slug": "core"}], "gh") == {
+        "user:gh:bob",
+        "group:gh:acme/core",
+        "group:gh:acme",
     }
-    assert repo_acl({"private": False, "visibility": "public"}, [], []) == {PUBLIC}
+    assert repo_acl({"private": False, "visibility": "public"}, [], [], "gh") == {PUBLIC}
 
 
 def test_watermark_skips_only_what_was_processed() -> None:

@@ -1,0 +1,36 @@
+"""Who passes several access checks at once, in principal sets.
+
+A document an ACL check gates twice (Jira: Browse Projects *and* the issue's security level; Confluence: space
+read *and* every view restriction on the page and its ancestors) is readable by those who pass every check.
+An ACL is a set of principals any one of which suffices, so the intersection of two checks is not the
+intersection of their sets: a group on one side and a user of that group on the other both describe that user.
+`intersect` keeps what every side names, plus every user who reaches every side (named there, or a member of a
+group named there). A group whose members cannot be listed counts only where every side names it: narrower,
+never wider. A side that admits everyone (`public`) imposes nothing; the result is never `public` unless every
+side is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from connectors.base import PUBLIC
+
+Members = Callable[[str], set[str]]  # group principal -> user principals of its members (empty: unknown)
+
+
+def intersect(sides: Iterable[set[str] | frozenset[str]], members: Members) -> frozenset[str]:
+    checks = [set(side) for side in sides]
+    if all(PUBLIC in side for side in checks):
+        return frozenset({PUBLIC})
+    gating = [side - {PUBLIC} for side in checks if PUBLIC not in side]
+    if len(gating) == 1:
+        return frozenset(gating[0])
+    common = set.intersection(*gating)
+    reach = []
+    for side in gating:
+        users = {p for p in side if p.startswith("user:")}
+        for group in sorted(p for p in side if p.startswith("group:")):
+            users |= members(group)
+        reach.append(users)
+    return frozenset(common | set.intersection(*reach))

@@ -1,0 +1,94 @@
+"""Lexical ranking sees only what the asker may see: documents hidden from them change neither the order nor
+the scores of what they get (BM25's document frequencies and lengths are a side channel otherwise)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from connectors.base import PUBLIC, SourceDoc
+from connectors.database import make_engine
+from connectors.knowledge.chunks import ChunkVectors
+from connectors.knowledge.embedder import HashEmbedder
+from connectors.knowledge.store import KnowledgeStore
+
+WHEN = datetime(2026, 1, 5, tzinfo=UTC)
+QUERY = "kestrel motor warranty"
+
+
+def _doc(native: str, title: str, text: str, acl: set[str]) -> SourceDoc:
+    return SourceDoc(
+        id=f"t:{native}", source="t", kind="page", title=title, text=text, updated_at=WHEN, acl=frozenset(acl)
+    )
+
+
+PUBLIC_DOCS = [
+    _doc("a", "Notes", "Kestrel kestrel kestrel motor.", {PUBLIC}),
+    _doc(
+        "b", "Terms", "Warranty warranty warranty motor, with a long tail of other words after it.", {PUBLIC}
+    ),
+    _doc("c", "Shipping", "Boxes leave the dock on Fridays.", {PUBLIC}),
+    _doc("d", "Holidays", "The office closes in August.", {PUBLIC}),
+]
+HIDDEN_DOCS = [
+    _doc(
+        f"h{n}",
+        f"Kestrel deal {n}",
+        "Kestrel kestrel kestrel pricing and the kestrel rebate.",
+        {"group:t:fin"},
+    )
+    for n in range(15)
+]
+
+
+def _store(root: Path, docs: list[SourceDoc]) -> KnowledgeStore:
+    store = KnowledgeStore(
+        make_engine(f"sqlite:///{root / 'db.sqlite'}"), ChunkVectors(HashEmbedder(), path=root / "chroma")
+    )
+    store.upsert(docs)
+    return store
+
+
+def _ranking(store: KnowledgeStore, principals: frozenset[str]) -> list[tuple[str, float]]:
+    hits = store.search_text(QUERY, principals, 10, mode="bm25")
+    return [(h.doc_id, round(h.score, 9)) for h in hits]
+
+
+def test_hidden_documents_do_not_change_the_visible_ranking(tmp_path: Path) -> None:
+    alone = _store(tmp_path / "alone", PUBLIC_DOCS)
+    crowded = _store(tmp_path / "crowded", PUBLIC_DOCS + HIDDEN_DOCS)
+    outsider = frozenset({PUBLIC})
+
+    assert _ranking(crowded, outsider) == _ranking(alone, outsider)
+    assert [d for d, _ in _ranking(alone, outsider)][:2] == ["t:a", "t:b"]
+
+
+def test_an_insider_ranks_with_the_hidden_documents_counted(tmp_path: Path) -> None:
+    crowded = _store(tmp_path / "crowded", PUBLIC_DOCS + HIDDEN_DOCS)
+    insider = frozenset({PUBLIC, "group:t:fin"})
+    ranked = [d for d, _ in _ranking(crowded, insider)]
+    assert set(ranked) >= {"t:a", "t:b", "t:h0"} and len(ranked) == 10
+
+
+def test_seeing_everything_ranks_as_fts5_bm25_does(tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    from connectors.knowledge import lexical
+
+    crowded = _store(tmp_path / "crowded", PUBLIC_DOCS + HIDDEN_DOCS)
+    everyone = frozenset({PUBLIC, "group:t:fin"})
+    with crowded.engine.connect() as conn:
+        ours = lexical.search(conn, QUERY, everyone, 50)
+        theirs = conn.execute(
+            text(
+                "SELECT c.id, -bm25(chunks_fts, 1.5, 1.0) FROM chunks_fts JOIN chunks c ON c.rowid_fts = "
+                "chunks_fts.rowid WHERE chunks_fts MATCH :e ORDER BY bm25(chunks_fts, 1.5, 1.0), c.id"
+            ),
+            {"e": lexical.match_expression(QUERY)},
+        ).all()
+
+    def ordered(pairs: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        return sorted(((c, round(s, 6)) for c, s in pairs), key=lambda p: (-p[1], p[0]))  # ties: any order
+
+    assert ordered([(h.chunk_id, h.score) for h in ours]) == ordered([(c, s) for c, s in theirs])
+    assert [h.chunk_id for h in ours[:2]] == [c for c, _ in theirs[:2]]
