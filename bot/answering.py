@@ -23,7 +23,6 @@ from typing import Any, Protocol
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.webhook import WebhookClient
 
 from bot.askers import AskerDirectory, UnknownAsker
 from bot.audience import PRIVATE_NOTE, ChannelAudience
@@ -37,6 +36,7 @@ from bot.receipt import (
     echo_key,
     echo_text,
     placeholder_key,
+    tell_asker,
 )
 from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answer
 from bot.slack_retry import SLACK_FAILURES, error_code, is_transient, retry_after
@@ -170,7 +170,7 @@ class Answerer:
         except SlackApiError as exc:
             if job.kind != COMMAND or exc.response.get("error") not in CANT_POST:
                 raise
-            self._respond(job, NOT_IN_CHANNEL)
+            tell_asker(job, NOT_IN_CHANNEL)
             self._jobs.complete(job.id, worker)
             return job
         self._jobs.set_placeholder(job.id, worker, ts, thread_ts or ts)
@@ -247,7 +247,7 @@ class Answerer:
                 self._retry_later(job, worker, exc)
                 return
             log.error("apology not posted", extra={"error": error_code(exc)})
-            self._respond(job, text)
+            tell_asker(job, text)
             self._jobs.complete(job.id, worker)
 
     def _retry_later(self, job: Job, worker: str, exc: BaseException) -> None:
@@ -283,12 +283,8 @@ class Answerer:
             )
         except SLACK_FAILURES as exc:
             log.error("could not say so in the thread either", extra={"error": error_code(exc)})
-            self._respond(job, UNDELIVERED)
+            tell_asker(job, UNDELIVERED)
         self._jobs.fail(job.id, worker)
-
-    def _respond(self, job: Job, text: str) -> None:
-        if job.response_url:
-            WebhookClient(job.response_url).send(text=text, response_type="ephemeral")
 
     def _tell_privately(self, job: Job, text: str) -> None:
         try:

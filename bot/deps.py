@@ -18,7 +18,7 @@ from bot.settings import Settings
 class BotDeps:
     settings: Settings
     jobs: JobQueue
-    receipts: Receipts  # queues a question and acknowledges it visibly before the listener returns
+    receipts: Receipts  # queues a question; acknowledges it visibly in the background
     feedback: FeedbackLog
     runtime: Runtime  # `/sleuth sources` and `gaps` read the catalog, sync status and gap log through it
     linker: AccountLinker | None = None  # None: no OAuth sources to link

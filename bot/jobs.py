@@ -5,8 +5,8 @@ unique constraints make every duplicate delivery a no-op: (team, event_id) catch
 `X-Slack-Retry-Num`, Socket Mode `retry_attempt`), and (team, message_key) catches the same message seen twice
 (a channel mention arrives as `app_mention` *and* `message`).
 
-The listener also acknowledges the question visibly before it returns (`bot.receipt`): a placeholder in the
-thread, saved with `record_ack`. A job becomes claimable once acknowledged (or `ACK_GRACE_S` after it was
+Right after the ack the question is acknowledged visibly (`bot.receipt`, off the request path): a placeholder
+in the thread, saved with `record_ack`. A job becomes claimable once acknowledged (or `ACK_GRACE_S` after it was
 queued, should the acknowledgement never finish), so a worker never races the intake to post a placeholder.
 
 Workers `claim` a job with a short lease (claimed_by, lease_until) that a heartbeat renews while the job runs; a

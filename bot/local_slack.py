@@ -77,5 +77,6 @@ def local_bot(
         try:
             yield bot
         finally:
+            bot.receipts.close()
             bot.pool.stop()
             bot.status.close()

@@ -1,26 +1,35 @@
 """The visible acknowledgement at intake: the asker sees Sleuth took the question within a second, however busy
-the workers are.
+the workers are, and Slack gets its ack before Sleuth makes any Web API call.
 
-The listener queues the job and, before it returns (and Slack gets its ack), posts the placeholder in the
-question's thread: "Looking into it…", or "Queued: N questions ahead of yours…" when every worker is busy.
-`/sleuth ask` first posts the command's visible echo ("@ann asked: …"), the thread the answer goes into.
+The listener only queues the job (one INSERT) and returns, so Bolt acks at once; the acknowledgement is handed
+to a small pool of threads here (`Receipts.submit`), off the request path: it posts the placeholder in the
+question's thread, "Looking into it…", or "Queued: N questions ahead of yours…" when every worker is busy.
+`/sleuth ask` first posts the command's visible echo ("@ann asked: …"), the thread the answer goes into; when
+Sleuth can't post in that channel the asker is told privately through the command's `response_url`.
 
-This uses its own WebClient with a short timeout and no retries, so a slow Slack delays the ack by at most
-`INTAKE_TIMEOUT_S`; whatever it could not post, the worker posts later (looking first, as the post may have
-landed). The job is claimable only once this acknowledgement finished (`JobQueue.record_ack`).
+The posts use their own WebClient with a short timeout and no retries, so a slow Slack delays the placeholder
+by at most `INTAKE_TIMEOUT_S`; whatever it could not post, the worker posts later (looking first, as the post
+may have landed). The job is claimable only once this acknowledgement finished (`JobQueue.record_ack`), or
+`ACK_GRACE_S` after it was queued should this process die first, so each question is acknowledged once.
 
 Also here, because it needs Slack: a sender that Slack says is a bot user (`is_bot`, the asker directory's
-cached `users.info`) is ignored even when its event carries no `bot_id` (unless `answer_bots` is on).
+cached `users.info`) is ignored even when its event carries no `bot_id` (unless `answer_bots` is on); its job
+is dropped before anything is posted.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.jobs import COMMAND, Job, JobQueue, NewJob
 from bot.mrkdwn import clip, escape
@@ -30,6 +39,7 @@ from bot.slack_retry import SLACK_FAILURES, error_code
 log = logging.getLogger(__name__)
 
 INTAKE_TIMEOUT_S = 1.0
+ACK_THREADS = 8  # acknowledgements posted at once; a burst of 50 is through in well under a second
 PLACEHOLDER = "Looking into it…"
 QUEUED = "Queued: {ahead} ahead of yours. I'll start on it shortly…"
 NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Sleuth`, or ask me in a DM."
@@ -64,24 +74,70 @@ def intake_client(client: WebClient) -> WebClient:
     )  # type: ignore[arg-type]
 
 
+def tell_asker(job: Job, text: str) -> None:
+    """A private reply through the command's `response_url` (only `/sleuth` jobs have one)."""
+    if job.response_url:
+        WebhookClient(job.response_url).send(text=text, response_type="ephemeral")
+
+
 class Receipts:
+    """Queues questions on the request path and acknowledges them visibly off it."""
+
     def __init__(
-        self, client: WebClient, jobs: JobQueue, *, workers: int, is_bot: Callable[[str], bool]
+        self,
+        client: WebClient,
+        jobs: JobQueue,
+        *,
+        workers: int,
+        is_bot: Callable[[str], bool],
+        threads: int = ACK_THREADS,
     ) -> None:
         self._client, self._jobs, self._workers, self._is_bot = client, jobs, workers, is_bot
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sleuth-receipt")
+        self._in_flight = 0
+        self._settled = threading.Condition()
 
-    def submit(self, new: NewJob) -> tuple[Job | None, str | None]:
-        """Queues and acknowledges a question: (the job, or None for a duplicate or an ignored sender;
-        a reply for the command's ack when the question can't be taken, e.g. the bot is not in the channel)."""
-        if new.kind != COMMAND and self._is_bot(new.user):
-            log.info("message from a bot user ignored", extra={"user": new.user})
-            return None, None
+    def submit(self, new: NewJob) -> Job | None:
+        """Queues a question (durably, before Slack's ack) and starts its acknowledgement in the background;
+        None for a duplicate delivery (already queued, and acknowledged once)."""
         job = self._jobs.enqueue(new)
         if job is None:
-            return None, None
-        return job, self.acknowledge(job)
+            return None
+        with self._settled:
+            self._in_flight += 1
+        context = contextvars.copy_context()  # the request's log context goes along
+        self._pool.submit(context.run, self._receive, job, time.monotonic())
+        return job
 
-    def acknowledge(self, job: Job) -> str | None:
+    def settle(self, timeout_s: float) -> bool:
+        """Waits until every acknowledgement started so far is done; False at the timeout."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._in_flight == 0, timeout=timeout_s)
+
+    def close(self) -> None:
+        """Finishes the acknowledgements under way; the jobs of any that never ran get the worker's."""
+        self._pool.shutdown(wait=True)
+
+    def _receive(self, job: Job, queued_at: float) -> None:
+        waited_ms = round((time.monotonic() - queued_at) * 1000)
+        try:
+            if job.kind != COMMAND and self._is_bot(job.user):
+                log.info("message from a bot user ignored", extra={"user": job.user, "job": job.id})
+                self._jobs.drop(job.id)
+                return
+            problem = self.acknowledge(job, waited_ms=waited_ms)
+            if problem:
+                tell_asker(job, problem)
+        except (SQLAlchemyError, *SLACK_FAILURES) as exc:  # the job is claimable after ACK_GRACE_S anyway
+            log.warning("intake acknowledgement failed", extra={"job": job.id, "error": error_code(exc)})
+        finally:
+            with self._settled:
+                self._in_flight -= 1
+                self._settled.notify_all()
+
+    def acknowledge(self, job: Job, *, waited_ms: int = 0) -> str | None:
+        """Posts the placeholder (and a command's echo) and records it; what to tell the asker privately
+        when the question can't be taken (the bot is not in the channel), else None."""
         started = time.monotonic()
         thread_ts, placeholder_ts, ahead = job.thread_ts, None, 0
         try:
@@ -102,9 +158,8 @@ class Receipts:
             job.id, placeholder_ts=placeholder_ts, thread_ts=thread_ts, queued=queued
         ):
             self._withdraw(job.channel, placeholder_ts)  # a worker posted its own meanwhile (intake was slow)
-        log.info(
-            "question acknowledged", extra={"job": job.id, "ms": round((time.monotonic() - started) * 1000)}
-        )
+        ms = round((time.monotonic() - started) * 1000)
+        log.info("question acknowledged", extra={"job": job.id, "ms": ms, "waited_ms": waited_ms})
         return None
 
     def _post(self, job: Job, thread_ts: str | None, key: str, text: str) -> str:

@@ -175,7 +175,7 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
     settings = rt.settings
     bot = SlackBot(rt, linker=linker, workers=workers)
     scheduler = SyncScheduler(rt.sync_service, also=[bot.digest.run_due])
-    with bot.pool, scheduler, contextlib.closing(bot.status):
+    with bot.pool, scheduler, contextlib.closing(bot.status), contextlib.closing(bot.receipts):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")

@@ -42,6 +42,7 @@ from bot.testing.slack_web_api import SlackWebApi, normalize_params
 from bot.testing.slack_workspace import Channel, SlackWorkspace, User
 
 T = TypeVar("T")
+HOLD_MAX_S = 60.0  # a held call goes on by itself after this (a test that forgot to release it)
 SHUTDOWN_POLL_S = 0.05  # serve_forever checks for shutdown this often; stop() waits up to this long
 DEFAULT_BOT_TOKEN = "xoxb-000000000001-000000000001-sleuthemulatortoken"
 DEFAULT_APP_TOKEN = "xapp-1-ASLEUTH01-000000000001-sleuthemulatorapptoken"
@@ -110,6 +111,8 @@ class SlackEmulator(InteractivityMixin):
         self.deliveries: list[Delivery] = []
         self._changed = threading.Condition(self.workspace.lock)
         self._faults: dict[str, list[_Fault]] = {}
+        self._holds: dict[str, list[threading.Event]] = {}
+        self._held: dict[str, int] = {}
         self._triggers: dict[str, bool] = {}
         self._response_urls: dict[str, dict[str, Any]] = {}
         self._event_ids = itertools.count(1)
@@ -257,9 +260,26 @@ class SlackEmulator(InteractivityMixin):
         with self._changed:
             self._faults.setdefault(method, []).extend([fault] * times)
 
+    def hold_next(self, method: str) -> threading.Event:
+        """The next call to `method` waits, not yet taken, until the returned event is set (a Slack that is
+        slow to accept a call: what the caller does meanwhile can be looked at without timing it)."""
+        release = threading.Event()
+        with self._changed:
+            self._holds.setdefault(method, []).append(release)
+        return release
+
+    def held(self, method: str) -> int:
+        """Calls to `method` waiting on a hold right now."""
+        with self._changed:
+            return self._held.get(method, 0)
+
     def clear_faults(self) -> None:
         with self._changed:
             self._faults.clear()
+            holds = [release for waiting in self._holds.values() for release in waiting]
+            self._holds.clear()
+        for release in holds:
+            release.set()
 
     # -- observing ---------------------------------------------------------------------------------------
 
@@ -533,6 +553,16 @@ class SlackEmulator(InteractivityMixin):
     def handle_api(self, method: str, params: dict[str, Any], token: str | None) -> Reply:
         """One Web API request: auth, scopes, injected faults, then the method; records the call and wakes
         waiters."""
+        with self._changed:
+            holds = self._holds.get(method)
+            hold = holds.pop(0) if holds else None
+            if hold is not None:
+                self._held[method] = self._held.get(method, 0) + 1
+                self._changed.notify_all()
+        if hold is not None:
+            hold.wait(HOLD_MAX_S)
+            with self._changed:
+                self._held[method] -= 1
         reply, delay_s = self._api_reply(method, params, token)
         if delay_s:
             time.sleep(delay_s)  # outside the lock: the workspace keeps answering other calls

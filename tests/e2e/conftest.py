@@ -62,9 +62,17 @@ class SlackEnv:
     clock: FakeClock
 
     def mention(self, email: str, text: str, channel: str = GENERAL, thread_ts: str | None = None) -> str:
-        return self.slack.post_as_user(
+        """Posts the question and waits until Sleuth's intake settled (acked, and acknowledged visibly)."""
+        ts = self.slack.post_as_user(
             self.ids[email], channel, f"<@{self.slack.bot_user_id}> {text}", thread_ts
         )
+        self.settle()
+        return ts
+
+    def settle(self) -> None:
+        """Waits for the visible acknowledgements that run after Slack's ack (`bot.receipt`)."""
+        if not self.bot.receipts.settle(WAIT_S):
+            raise TimeoutError("acknowledgements still running")
 
     def answers(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         """Sleuth's finished replies in a thread (placeholders still "Looking into it…" or "Queued…", and the

@@ -110,7 +110,8 @@ def test_slash_command_ask_answers_in_a_thread_under_its_visible_echo(env: Slack
 
     assert response.status_code == 200
     assert env.slack.ephemeral_messages(alice, GENERAL)[-1]["text"] == replies.ASKING
-    [echo] = _top_level(env)  # posted before the ack
+    env.settle()
+    [echo] = _top_level(env)  # posted right after the ack
     assert format_message(echo) == f"<@{alice}> asked: {CROSS}"
     [answer] = env.wait_answers(GENERAL, echo["ts"])
     assert "*Sources*" in format_message(answer) and answer["thread_ts"] == echo["ts"]

@@ -1,9 +1,12 @@
-"""The visible acknowledgement: before Slack gets its ack, the question's thread shows Sleuth took it, whatever
-the workers are doing; while every worker is busy it says the question is queued."""
+"""The visible acknowledgement: right after Slack gets its ack (never before: no Web API call delays the ack),
+the question's thread shows Sleuth took it, whatever the workers are doing; while every worker is busy it says
+the question is queued; each question is acknowledged once."""
 
 from __future__ import annotations
 
-from bot.jobs import DONE
+from concurrent.futures import ThreadPoolExecutor
+
+from bot.jobs import CANCELLED, DONE
 from bot.local_slack import GENERAL
 from bot.receipt import PLACEHOLDER
 from bot.testing.slack_render import format_message
@@ -38,5 +41,50 @@ def test_a_bot_user_without_bot_id_gets_no_acknowledgement_and_no_answer(make_en
     env.slack.workspace.channels[GENERAL].members.append("U0WFBOT")
 
     ts = env.slack.post_as_user("U0WFBOT", GENERAL, f"<@{env.slack.bot_user_id}> {QUESTIONS[0]}")
+    env.settle()
 
-    assert env.bot.jobs.counts() == {} and env.slack.bot_messages(GENERAL, ts) == []
+    assert env.bot.jobs.counts() == {CANCELLED: 1} and env.slack.bot_messages(GENERAL, ts) == []
+    assert env.bot.pool.run_once("w") is False
+
+
+def test_slack_gets_its_ack_while_the_placeholder_is_still_on_its_way(make_env: EnvFactory) -> None:
+    """The ack waits for no Web API call: Slack holds the placeholder's post, and the delivery is acked anyway."""
+    env = make_env(workers=0)
+    release = env.slack.hold_next("chat.postMessage")
+
+    ts = env.slack.post_as_user(
+        env.ids["alice@acme.io"], GENERAL, f"<@{env.slack.bot_user_id}> {QUESTIONS[0]}"
+    )
+
+    [job] = env.bot.jobs.for_message(env.slack.workspace.team_id, GENERAL, ts)
+    assert (
+        job.acked_at is None
+    )  # both deliveries acked (post_as_user returned); the acknowledgement is not done
+    assert env.slack.wait_for(lambda: env.slack.held("chat.postMessage") == 1)
+    release.set()
+    env.settle()
+    env.bot.pool.start()
+    [answer] = env.wait_answers(GENERAL, ts)
+    assert env.slack.bot_messages(GENERAL, ts) == [answer]  # acknowledged once, answered once
+    assert env.bot.jobs.counts() == {DONE: 1}
+
+
+def test_a_burst_is_acknowledged_once_per_question_saying_how_many_are_ahead(make_env: EnvFactory) -> None:
+    env = make_env(workers=0)
+    asked = [f"{QUESTIONS[n % 3]} ({n})" for n in range(12)]
+
+    with ThreadPoolExecutor(max_workers=len(asked)) as people:  # all at once, each delivery twice
+        threads = list(
+            people.map(
+                lambda q: env.slack.post_as_user(env.ids["bob@acme.io"], GENERAL, q),
+                [f"<@{env.slack.bot_user_id}> {q}" for q in asked],
+            )
+        )
+    env.settle()
+
+    texts = sorted(m["text"] for ts in threads for m in env.slack.bot_messages(GENERAL, ts))
+    queued = [
+        f"Queued: {n} question{'s' if n > 1 else ''} ahead of yours. I'll start on it shortly…"
+        for n in range(1, 12)
+    ]
+    assert texts == sorted([PLACEHOLDER, *queued])  # one each; the queue position as of the question

@@ -52,11 +52,11 @@ def _ask(deps: BotDeps, command: dict[str, Any], question: str) -> str:
     if len(question) > MAX_QUESTION_CHARS:
         return TOO_LONG
     key = f"cmd:{command['trigger_id']}"
-    _, problem = deps.receipts.submit(
+    deps.receipts.submit(  # acknowledged in the background: the echo, or a private "invite me first"
         NewJob(team=command["team_id"], event_id=key, message_key=key, channel=command["channel_id"],
                user=command["user_id"], text=question, kind=COMMAND, response_url=command.get("response_url"))
     )  # fmt: skip
-    return problem or replies.ASKING
+    return replies.ASKING
 
 
 def _sources(deps: BotDeps) -> str:
