@@ -448,3 +448,10 @@ class JobQueue:
         for status, _ in rows:
             found[status] = found.get(status, 0) + 1
         return found
+
+    def recent_results(self, limit: int) -> list[dict[str, Any]]:
+        """The saved results of the `limit` most recently finished jobs, newest first (for the admin home)."""
+        finished = (slack_jobs.c.status == DONE) & slack_jobs.c.result.is_not(None)
+        query = select(slack_jobs.c.result).where(finished).order_by(slack_jobs.c.finished_at.desc())
+        with self._engine.connect() as conn:
+            return [json.loads(row[0]) for row in conn.execute(query.limit(limit))]

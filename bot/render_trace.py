@@ -49,9 +49,22 @@ def trace_line(step: dict[str, Any], hidden: Hidden = _never) -> str:
     if node == "answer":
         return (
             f"*Answer* · cited {_names(step.get('cited'))} · conflicts {step.get('conflicts') or 0} · "
-            f"confidence {escape(str(step.get('confidence')))}"
+            f"confidence {escape(str(step.get('confidence')))}{_model_usage(step.get('llm'))}"
         )
     return escape(str(node))
+
+
+def _model_usage(usage: Any) -> str:
+    """The model's share of the answer: calls, tokens, and how many steps fell back to the offline reasoner."""
+    if not isinstance(usage, dict):
+        return ""
+    fallbacks = usage.get("fallbacks") or []
+    line = (
+        f"\n*Model* · {usage.get('calls', 0)} call(s), {usage.get('tokens', 0)} tokens · "
+        f"{len(fallbacks)} of {usage.get('steps', 0)} step(s) fell back to the offline reasoner "
+        f"(fallback rate {float(usage.get('fallback_rate') or 0.0):.0%})"
+    )
+    return line + "".join(f"\n  ↳ {escape(clip(str(f), 200))}" for f in fallbacks[:3])
 
 
 def render_trace(question: str, trace: list[dict[str, Any]], hidden: Hidden = _never) -> Message:

@@ -18,6 +18,7 @@ from slack_sdk import WebClient
 
 from bot.deps import BotDeps
 from bot.listeners.views.builders import home_view
+from bot.model_health import RECENT_ANSWERS, health_text, model_health
 from bot.mrkdwn import escape
 from connectors.catalog import DuplicateSource
 from connectors.registry import connector_classes
@@ -36,7 +37,8 @@ def is_admin(deps: BotDeps, user: str) -> bool:
 
 
 def admin_home(deps: BotDeps, *, linking: bool) -> dict[str, Any]:
-    """The home view with an admin section: per source status and one "Add" button per installed kind."""
+    """The home view with admin sections: per source status and one "Add" button per installed kind; the model's
+    recent fallback rate."""
     base = home_view([e.name for e in deps.runtime.sources()], linking=linking)
     status = deps.runtime.sync_service.status()
     lines = []
@@ -60,8 +62,16 @@ def admin_home(deps: BotDeps, *, linking: bool) -> dict[str, Any]:
                 for kind in sorted(connector_classes())
             ][:5],
         },
+        {"type": "divider"},
+        {"type": "section", "text": {"type": "mrkdwn", "text": _model_section(deps)}},
     ]  # fmt: skip
     return {"type": "home", "blocks": blocks}
+
+
+def _model_section(deps: BotDeps) -> str:
+    """The configured model's recent fallback rate (the answers' saved traces), so quietly-offline shows."""
+    health = model_health(deps.jobs.recent_results(RECENT_ANSWERS))
+    return health_text(deps.settings.llm_model, health)
 
 
 def add_source_modal(kind: str) -> dict[str, Any]:
