@@ -8,6 +8,11 @@ the cited titles) as the same *normalised whole token*, so "1 May 2024" = "2024-
 as often as its support does; and most of its content terms come from the passages. Without a quote, the
 passage sentence closest to the claim stands in for it (quantities are then looked up in the whole cited
 passages). Each failure is a short reason, which the trace shows and the repair request lists.
+
+The model reads each passage as `shown_text`: one readable unit a line, table rows with their column names
+bound ("Plan: Starter · Sustained: 120 requests/min"), as the offline reasoner reads them; a quote may come from
+that rendering or from the raw text. A grounded sentence's quantities are then written as its source writes them
+(`as_in_source`: "$2.5k" back to "$2,500"), so a reader finds the figure in the cited passage as posted.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
-from graph_flows.reading import sentences, term_set
+from graph_flows.reading import sentences, term_set, units
 from graph_flows.state import Evidence
 
 GROUNDED_SHARE = 0.5  # share of a sentence's content terms that must occur in the passages it cites
@@ -165,6 +170,23 @@ def negated(text: str) -> bool:
     return negations(text) > 0
 
 
+def shown_text(text: str) -> str:
+    """A passage as the model is shown it: its headings, then each unit on its own line (prose sentences,
+    list items, table rows with their column names), so a table row read alone still says what it is."""
+    lines: list[str] = []
+    heading = ""
+    for unit in units(text):
+        if unit.heading and unit.heading != heading:
+            heading = unit.heading
+            lines.append(f"# {heading}")
+        lines.append(unit.text)
+    return "\n".join(lines) or text
+
+
+def _in_passage(quote: str, e: Evidence) -> bool:
+    return quote_found(quote, f"{e['title']}. {e['text']}") or quote_found(quote, shown_text(e["text"]))
+
+
 def quote_found(quote: str, passage: str) -> bool:
     """The quote occurs in the passage, forgiving case, spacing, quote marks and elisions ("a ... b")."""
     haystack = _flat(passage)
@@ -186,7 +208,7 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
         return "cites no passage"
     source = " ".join(f"{e['title']}. {e['text']}" for e in cited)
     if quote:
-        if not any(quote_found(quote, f"{e['title']}. {e['text']}") for e in cited):
+        if not any(_in_passage(quote, e) for e in cited):
             return "its quote is not in the cited passage"
         support = quote
     else:
@@ -208,6 +230,19 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
             else "it drops the passage's negation"
         )
     return None
+
+
+def as_in_source(sentence: str, quote: str, cited: Sequence[Evidence]) -> str:
+    """The (grounded) sentence with each quantity written the way its support writes the same value: the
+    quote's spelling first, else the cited passages'. Values that only agree loosely are left as written."""
+    support = f"{quote} " if quote else ""
+    spelled = quantities(support + " ".join(f"{e['title']}. {e['text']}" for e in cited))
+    out = sentence
+    for written, readings in quantities(sentence):
+        source = next((w for w, r in spelled if r & readings), None)
+        if source and source != written and written in out:
+            out = out.replace(written, source, 1)
+    return out
 
 
 def _closest(sentence: str, cited: Sequence[Evidence]) -> str:

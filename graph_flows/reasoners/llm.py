@@ -166,7 +166,7 @@ class LLMReasoner:
                         repaired, _ = composition_from(out, plan, evidence, notes)
                         if len(repaired.sentences) >= len(composition.sentences):
                             composition = repaired
-                if established and not composition.sentences:
+                if established and not composition.sentences and not composition.related:
                     raise BadModelOutput("no grounded sentence although aspects are established")
                 return composition
 

@@ -3,9 +3,14 @@
 - plan: aspect ids and stemmed terms are the program's; entities must be named in the question.
 - reflect: relevance only for passages shown; a gap without clues must name the aspect no passage covers
   ("more background knowledge" is rejected). Evidence ids, clues and entity quotes are left to the node.
+- plan: where the question's own words ask for a date, an amount, a number, a person or a place
+  (`reading.answer_type`), that is the answer type, whatever the model says.
 - compose: a sentence must cite known evidence and be grounded in it (`grounding`: its verbatim quote is in
-  the passage; numbers, dates and negation agree). Rejected sentences are returned with their reasons so the
-  reasoner can ask for one repair that lists them; the answer node still checks citations whatever happens.
+  the passage; numbers, dates and negation agree), and is then posted with its figures as the source writes
+  them. Rejected sentences are returned with their reasons so the reasoner can ask for one repair that lists
+  them; the answer node still checks citations whatever happens. When the question asks for one of those
+  kinds and no grounded sentence's support states one, the sentences are only the closest passages: the
+  question is not answered (the model wrote around it).
 Every rejection becomes a note, which the trace shows.
 """
 
@@ -15,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.text import dedupe, normalise
-from graph_flows.reading import addresses_assistant, terms
+from graph_flows.reading import addresses_assistant, answer_type, has_answer_shape, terms
 from graph_flows.reasoners.base import (
     ComposedSentence,
     Composition,
@@ -24,11 +29,12 @@ from graph_flows.reasoners.base import (
     PlanProposal,
     ReflectionProposal,
 )
-from graph_flows.reasoners.grounding import ungrounded
+from graph_flows.reasoners.grounding import as_in_source, ungrounded
 from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
 from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
 
 MAX_QUERY_CHARS = 200
+FACTUAL_TYPES = ("date", "money", "number", "person", "place")  # answers a sentence's support must show
 
 
 def plan_from(
@@ -59,10 +65,11 @@ def plan_from(
         for i, a in enumerate(out.aspects)
     ]
     queries = dedupe([effective, *(q[:MAX_QUERY_CHARS] for q in out.queries if q.strip())])
+    asked = answer_type(effective)
     return PlanProposal(
         aspects=aspects,
         entities=entities,
-        answer_type=out.answer_type,
+        answer_type=asked if asked in FACTUAL_TYPES else out.answer_type,
         comparison=out.comparison and len(aspects) > 1,
         direction=out.direction,
         queries=queries,
@@ -107,6 +114,7 @@ def composition_from(
     aspects = {a["id"] for a in plan["aspects"]}
     kept: list[ComposedSentence] = []
     rejected: list[str] = []
+    supports: list[str] = []
     for s in out.sentences:
         unknown = [c for c in s.cites if c not in by_id]
         if unknown:
@@ -117,17 +125,25 @@ def composition_from(
             notes.append(f"rejected sentence ({reason}): {s.text[:100]}")
             rejected.append(f'- "{s.text[:200]}": {reason}')
             continue
+        cited = [by_id[c] for c in s.cites]
         kept.append(
             ComposedSentence(
-                text=s.text, cites=list(s.cites), aspect=s.aspect if s.aspect in aspects else None
+                text=as_in_source(s.text, s.quote, cited),
+                cites=list(s.cites),
+                aspect=s.aspect if s.aspect in aspects else None,
             )
         )
+        supports.append(s.quote or s.text)
     for c in out.conflicts:
         if all(eid in by_id for eid in c.evidence):
             notes.append(f"model reports a conflict about {c.about[:80]} between {', '.join(c.evidence)}")
     for g in out.gaps:
         if g.clues and all(eid in by_id for eid in g.clues):
             notes.append(f"model reports a gap: {g.what[:80]} (clues {', '.join(g.clues)})")
+    kind = plan.get("answer_type", "thing")
+    if kept and kind in FACTUAL_TYPES and not any(has_answer_shape(text, kind) for text in supports):
+        notes.append(f"no grounded sentence states a {kind}, which the question asks for: not answered")
+        return Composition(sentences=[], answered=False, related=kept), rejected
     return Composition(sentences=kept, answered=bool(kept) and out.answered), rejected
 
 

@@ -6,8 +6,9 @@ has no tools; the stop rules are code.
 
 Stable content comes first so providers can cache the prefix: the system prompt (one per step), then the
 passages in id order (a passage keeps its id for the whole thread), then the fields that change each call.
-A passage longer than its share of `passage_tokens` is cut to its sentences closest to the question, kept in
-their order, never mid-sentence.
+Each passage is shown one unit a line, table rows with their column names (`grounding.shown_text`); one longer
+than its share of `passage_tokens` is cut to its units closest to the question, kept in their order, never
+mid-sentence.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from graph_flows.reading import sentences, term_set
+from graph_flows.reasoners.grounding import shown_text
 from graph_flows.state import Evidence
 
-PROMPT_VERSION = "sleuth-llm-2026.1"
+PROMPT_VERSION = "sleuth-llm-2026.2"
 DATA_OPEN, DATA_CLOSE = "<<<PASSAGES", "PASSAGES>>>"
 CHARS_PER_TOKEN = 4  # a rough English average; budgets are estimates, the provider's usage is what counts
 MIN_PASSAGE_CHARS = 160
@@ -105,7 +107,7 @@ def passages_block(evidence: Sequence[Evidence], *, budget_tokens: int, focus: s
             "source": e["source"],
             "kind": e["kind"],
             "updated": e["updated_at"][:10],
-            "text": _defuse(best_sentences(e["text"], focus, share)),
+            "text": _defuse(best_sentences(shown_text(e["text"]), focus, share)),
         }
         for e in ordered
     ]
