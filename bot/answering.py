@@ -38,9 +38,10 @@ from bot.receipt import (
     placeholder_key,
     tell_asker,
 )
-from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answer
+from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answer, streamed_answer
 from bot.slack_retry import SLACK_FAILURES, error_code, is_transient, retry_after
 from bot.status import StatusBoard
+from bot.streaming import AnswerStream, StreamUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +89,12 @@ class Answerer:
         status: StatusBoard | None = None,
         *,
         give_up_s: float = GIVE_UP_S,
+        stream: bool = False,
     ) -> None:
         self._client, self._jobs, self._investigator, self._askers = client, jobs, investigator, askers
         self._audience, self._give_up_s = audience, give_up_s
         self._status = status or StatusBoard(client)
+        self._stream = AnswerStream(client) if stream else None
 
     def run(self, job: Job, worker: str) -> None:
         context = {
@@ -133,9 +136,12 @@ class Answerer:
             return
         note = UPDATE_NOTE if job.kind == EDIT else None
         messages = render_answer(result["answer"], trace_id=job.trace_id, note=note)
-        if self._audience is not None and self._audience.needs_private(
+        private = self._audience is not None and self._audience.needs_private(
             job.team, job.channel, result["answer"]
-        ):
+        )
+        if not private and job.kind != EDIT and self._stream_answer(job, worker, result):
+            return
+        if private:
             sent = int(result.get("private_sent") or 0)  # ephemeral messages can't be looked up: count them
             for n, message in enumerate(messages[sent:], start=sent + 1):
                 self._client.chat_postEphemeral(
@@ -145,6 +151,40 @@ class Answerer:
                 self._jobs.save_result(job.id, worker, result)
             messages = [notice(PRIVATE_NOTE)]
         self._publish(job, worker, messages)
+
+    def _stream_answer(self, job: Job, worker: str, result: dict[str, Any]) -> bool:
+        """Streams the answer (`bot.streaming`), once its audience is known to be the thread; False when it
+        is posted the ordinary way instead (streaming off or unavailable, a long answer, nothing to say)."""
+        parts = streamed_answer(result["answer"], trace_id=job.trace_id)
+        if self._stream is None or not self._stream.available or parts is None:
+            return False
+        current = self._jobs.get(job.id) or job
+        if current.status == CANCELLED or current.claimed_by != worker:
+            return False  # _publish withdraws it, or leaves it to the job's new worker
+        text, blocks, full = parts
+
+        def save(saved: dict[str, Any]) -> None:
+            self._jobs.save_result(job.id, worker, saved)
+
+        try:
+            ts = self._stream.deliver(
+                current, result, text=text, blocks=blocks, full=full, key=_part(job, 0), save=save
+            )
+        except StreamUnavailable as exc:
+            log.info("answer streaming unavailable, posting instead", extra={"error": str(exc)})
+            return False
+        if current.placeholder_ts and current.placeholder_ts != ts:
+            try:
+                self._client.chat_delete(channel=job.channel, ts=current.placeholder_ts)
+            except SlackApiError as exc:
+                if exc.response.get("error") != "message_not_found":
+                    raise
+        self._jobs.set_placeholder(job.id, worker, ts, current.thread_ts or ts)
+        if not self._jobs.complete(job.id, worker):
+            latest = self._jobs.get(job.id)
+            if latest is not None and latest.status == CANCELLED:
+                withdraw(self._client, latest)
+        return True
 
     def ensure_placeholder(self, job: Job, worker: str) -> Job:
         """The placeholder the intake posted (switched from "queued" to working), or, if the intake could not

@@ -157,6 +157,19 @@ def render_answer(answer: dict[str, Any], *, trace_id: str, note: str | None = N
     return pack(head + body, tail, fallback)
 
 
+def streamed_answer(
+    answer: dict[str, Any], *, trace_id: str
+) -> tuple[str, list[dict[str, Any]], Message] | None:
+    """The answer for `bot.streaming`: its text as markdown (streamed), the blocks that follow it (the
+    message's blocks but the text's), and the whole answer as one message; None when it needs several."""
+    messages = render_answer(answer, trace_id=trace_id)
+    if len(messages) > 1:
+        return None
+    text_blocks = _sections(answer_text(answer))
+    rest = [b for b in messages[0]["blocks"] if b not in text_blocks]
+    return answer.get("text") or "I have no answer to show.", rest, messages[0]
+
+
 def pack(blocks: list[dict[str, Any]], tail: list[dict[str, Any]], fallback: str) -> list[Message]:
     """Blocks in order into messages within the limits; `tail` (footer, buttons) ends the last message."""
     messages: list[list[dict[str, Any]]] = [[]]

@@ -139,7 +139,13 @@ class SlackBot:
         )
         self.status = StatusBoard(self.client, interval_s=settings.slack_status_interval_s)
         self.answerer = Answerer(
-            self.client, self.jobs, rt.investigator, askers, self.audience, status=self.status
+            self.client,
+            self.jobs,
+            rt.investigator,
+            askers,
+            self.audience,
+            status=self.status,
+            stream=settings.slack_stream_answers,
         )
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
         secret = settings.slack_signing_secret

@@ -38,7 +38,14 @@ TRANSIENT_HTTP = frozenset({500, 502, 503, 504})
 TRANSIENT_ERRORS = frozenset(
     {"fatal_error", "internal_error", "service_unavailable", "request_timeout", "ratelimited"}
 )
-NOT_REPEATABLE = ("chat.postMessage", "chat.postEphemeral", "chat.startStream", "chat.scheduleMessage")
+NOT_REPEATABLE = (  # a lost response may mean it happened: looked up, or finished, by the caller instead
+    "chat.postMessage",
+    "chat.postEphemeral",
+    "chat.startStream",
+    "chat.appendStream",
+    "chat.stopStream",
+    "chat.scheduleMessage",
+)
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     URLError,
     ConnectionError,

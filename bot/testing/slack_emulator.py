@@ -260,6 +260,11 @@ class SlackEmulator(InteractivityMixin):
         with self._changed:
             self._faults.setdefault(method, []).extend([fault] * times)
 
+    def remove_method(self, method: str) -> None:
+        """Slack without `method` (an older or restricted workspace): calls answer `unknown_method`."""
+        with self._changed:
+            self.api.methods.pop(method, None)
+
     def hold_next(self, method: str) -> threading.Event:
         """The next call to `method` waits, not yet taken, until the returned event is set (a Slack that is
         slow to accept a call: what the caller does meanwhile can be looked at without timing it)."""

@@ -308,9 +308,11 @@ class SlackWebApi:
         channel, message, stream = self._stream(params)
         message["text"] += self._chunks_text(params)
         stream["chunks"].extend(params.get("chunks") or [])
-        if params.get("blocks"):
-            blocks = copy.deepcopy(validate_blocks(params["blocks"]))
-            message["blocks"] = blocks
+        streamed = [{"type": "markdown", "text": message["text"]}] if message["text"] else []
+        if params.get("blocks"):  # shown below the streamed text, as Slack does
+            message["blocks"] = [*streamed, *copy.deepcopy(validate_blocks(params["blocks"]))]
+        elif streamed:
+            message["blocks"] = streamed
         if params.get("metadata"):
             message["metadata"] = params["metadata"]
         stream["state"] = "stopped"

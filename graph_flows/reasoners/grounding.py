@@ -4,7 +4,9 @@ The model gives, with each sentence, a verbatim quote from a cited passage. The 
 is really there (case, spacing, quote marks and an elided middle "..." forgiven), then that the sentence agrees
 with it: every quantity in the sentence (numbers, dates, percentages, durations, amounts) occurs in the quote (or
 the cited titles) as the same *normalised whole token*, so "1 May 2024" = "2024-05-01", "1,200" = "1.2k",
-"24 hours" = "24h" = "1 day", while "2 days" != "12 days" and "5%" != "15%"; the sentence negates exactly
+"24 hours" = "24h" = "1 day", while "2 days" != "12 days" and "5%" != "15%"; numbers in "30/60/90" and
+"03:30" count one by one, and a value stated once backs one quantity (not "20 requests/min · Burst: 20" from
+"120 requests/min · Burst: 20"); the sentence negates exactly
 as often as its support does; and most of its content terms come from the passages. Without a quote, the
 passage sentence closest to the claim stands in for it (quantities are then looked up in the whole cited
 passages). Each failure is a short reason, which the trace shows and the repair request lists.
@@ -129,7 +131,7 @@ _UNIT = (
     r"months?|years?|yrs?|k|thousand|mn|m|million|bn|b|billion"
 )
 _QUANTITY = re.compile(
-    r"(?<![\w.\-/:])[$€£]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|"
+    r"(?<![\w.\-])(?<!\D/)(?<!\D:)(?<!^/)(?<!^:)[$€£]?(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|"
     + "|".join(_WORDS)
     + r")(?:st|nd|rd|th)?(?:\s?-?\s?(?P<u>"
     + _UNIT
@@ -218,9 +220,12 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
         return "most of its words are not in the cited passage"
     titles = " ".join(e["title"] for e in cited)
     against = f"{support} {titles}" if quote else source  # a quote must carry the sentence's quantities
-    available = {r for _, q in quantities(against) for r in q}
+    unused = [q for _, q in quantities(against)]  # each stated value backs one quantity of the sentence
     for written, q in quantities(sentence):
-        if not q & available and not _within(q, available):
+        match = next((i for i, there in enumerate(unused) if there & q), None)
+        if match is not None:
+            unused.pop(match)
+        elif not _within(q, {r for there in unused for r in there}):
             return f"{written!r} is not in the cited passage"
     own_negations, support_negations = negations(sentence), negations(support)
     if own_negations != support_negations:

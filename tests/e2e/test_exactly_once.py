@@ -14,6 +14,9 @@ from tests.e2e.conftest import EnvFactory, SlackEnv
 
 QUESTION = "why did the 4.2 Android release slip?"
 
+# The answer posted the ordinary way, into the placeholder (streamed answers: test_streaming.py).
+POSTED = {"slack_stream_answers": False}
+
 
 def _posts_in_thread(env: SlackEnv, ts: str) -> int:
     return sum(1 for c in env.slack.calls_to("chat.postMessage") if c.get("thread_ts") == ts)
@@ -36,7 +39,7 @@ def test_the_same_event_delivered_three_times_is_answered_once(make_env: EnvFact
 
 
 def test_a_worker_that_dies_mid_answer_is_replaced_and_the_placeholder_updated(make_env: EnvFactory) -> None:
-    env = make_env(workers=0, lease_s=60)
+    env = make_env(**POSTED, workers=0, lease_s=60)
     ts = env.mention("alice@acme.io", QUESTION)
     job = env.bot.jobs.claim("doomed-worker")
     assert job is not None
@@ -63,7 +66,7 @@ class WorkerDied(BaseException):
 def test_a_worker_that_dies_after_posting_does_not_post_or_investigate_again(
     make_env: EnvFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = make_env(workers=0, lease_s=60)
+    env = make_env(**POSTED, workers=0, lease_s=60)
     ts = env.mention("alice@acme.io", QUESTION)
 
     def die(job_id: int, worker: str) -> bool:

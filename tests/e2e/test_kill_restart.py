@@ -50,6 +50,7 @@ def _serve(slack: SlackEmulator, data: Path, port: int, log: Path) -> Iterator[s
         SLEUTH_SLACK_SIGNING_SECRET=LOCAL_SIGNING_SECRET,
         SLEUTH_SLACK_API_URL=slack.api_url,
         SLEUTH_SLACK_TIMEOUT_S="2",
+        SLEUTH_SLACK_STREAM_ANSWERS="false",  # the answer goes into the placeholder (chat.update) as posted
         SLEUTH_HOST="127.0.0.1",
         SLEUTH_PORT=str(port),
     )

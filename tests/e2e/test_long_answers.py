@@ -20,6 +20,9 @@ from tests.e2e.conftest import EnvFactory, SlackEnv
 
 QUESTION = "tell me everything about the 4.2 release"
 
+# The answer rendered as Block Kit and posted (not streamed), the form these limits apply to.
+POSTED = {"slack_stream_answers": False}
+
 
 def _long_answer(paragraphs: int, sources: int, gaps: int, conflicts: int) -> dict[str, Any]:
     text = "\n\n".join(
@@ -85,7 +88,7 @@ def test_a_long_answer_is_posted_whole_within_block_kit_limits(
     gaps: int,
     conflicts: int,
 ) -> None:
-    env = make_env()
+    env = make_env(**POSTED)
     answer = _long_answer(paragraphs, sources, gaps, conflicts)
 
     messages = _ask(env, answer, monkeypatch)
@@ -115,7 +118,7 @@ def test_a_long_answer_is_posted_whole_within_block_kit_limits(
 def test_a_long_answer_survives_a_failed_part_without_duplicates(
     make_env: EnvFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = make_env(slack_timeout_s=1.0)
+    env = make_env(**POSTED, slack_timeout_s=1.0)
     answer = _long_answer(30, 60, 40, 3)
     env.slack.fail_next("chat.postMessage", "internal_error", status=500, times=1)  # the intake placeholder
     _answer_with(env, answer, monkeypatch)

@@ -25,11 +25,11 @@ def test_a_placeholder_is_there_when_the_ack_is_and_says_queued_behind_others(ma
     assert second == ["Queued: 1 question ahead of yours. I'll start on it shortly…"]
     assert third == ["Queued: 2 questions ahead of yours. I'll start on it shortly…"]
 
+    queued_placeholders = {env.slack.bot_messages(GENERAL, ts)[0]["ts"] for ts in threads[1:]}
     env.bot.pool.start()
     for ts in threads:
         [answer] = env.wait_answers(GENERAL, ts)
         assert "*Sources*" in format_message(answer) and len(env.slack.bot_messages(GENERAL, ts)) == 1
-    queued_placeholders = {env.slack.bot_messages(GENERAL, ts)[0]["ts"] for ts in threads[1:]}
     switched = {c["ts"] for c in env.slack.calls_to("chat.update") if c.get("text") == PLACEHOLDER}
     assert switched == queued_placeholders  # "queued" became "looking into it" when a worker started
     assert env.bot.jobs.counts() == {DONE: 3}

@@ -33,6 +33,9 @@ FAULTS: dict[str, Fault] = {
     "timeout": lambda slack, method: slack.slow_next(method, TIMEOUT_S + 1.5),
 }
 
+# The answer posted the ordinary way (placeholder updated): faults on the streaming calls are in test_streaming.py.
+POSTED = {"slack_stream_answers": False}
+
 
 def _bot_messages_in_thread(env: SlackEnv, ts: str) -> list[dict]:
     return [m for m in env.slack.bot_messages(GENERAL, ts) if m["ts"] != ts]
@@ -43,7 +46,7 @@ def _bot_messages_in_thread(env: SlackEnv, ts: str) -> list[dict]:
 def test_a_transient_fault_on_a_write_still_gives_exactly_one_answer(
     make_env: EnvFactory, method: str, fault: str
 ) -> None:
-    env = make_env(slack_timeout_s=TIMEOUT_S)
+    env = make_env(**POSTED, slack_timeout_s=TIMEOUT_S)
     FAULTS[fault](env.slack, method)
 
     ts = env.mention("alice@acme.io", QUESTION)
@@ -55,7 +58,7 @@ def test_a_transient_fault_on_a_write_still_gives_exactly_one_answer(
 
 
 def test_an_update_that_keeps_failing_is_redelivered_from_the_job_table(make_env: EnvFactory) -> None:
-    env = make_env(workers=0)
+    env = make_env(**POSTED, workers=0)
     ts = env.mention("alice@acme.io", QUESTION)
     env.slack.fail_next("chat.update", "internal_error", status=500, times=50)
 
@@ -79,7 +82,7 @@ def test_an_update_that_keeps_failing_is_redelivered_from_the_job_table(make_env
 
 
 def test_a_rate_limit_longer_than_the_inline_wait_is_waited_out_in_the_table(make_env: EnvFactory) -> None:
-    env = make_env(workers=0)
+    env = make_env(**POSTED, workers=0)
     ts = env.mention("alice@acme.io", QUESTION)
     env.slack.fail_next("chat.update", retry_after=45)
 
@@ -95,7 +98,7 @@ def test_a_rate_limit_longer_than_the_inline_wait_is_waited_out_in_the_table(mak
 
 
 def test_after_the_give_up_time_the_thread_is_told_once(make_env: EnvFactory) -> None:
-    env = make_env(workers=0)
+    env = make_env(**POSTED, workers=0)
     ts = env.mention("alice@acme.io", QUESTION)
     env.slack.fail_next("chat.update", "fatal_error", status=200, times=100)
 
@@ -112,7 +115,7 @@ def test_after_the_give_up_time_the_thread_is_told_once(make_env: EnvFactory) ->
 
 def test_a_long_answer_whose_second_part_timed_out_is_not_posted_twice(make_env: EnvFactory) -> None:
     """The second part's post took effect but its response was lost; the retry finds it instead."""
-    env = make_env(workers=0, slack_timeout_s=TIMEOUT_S)
+    env = make_env(**POSTED, workers=0, slack_timeout_s=TIMEOUT_S)
     ts = env.mention("alice@acme.io", QUESTION)
     env.slack.clear_faults()
     job = env.bot.jobs.claim("w")

@@ -1,7 +1,7 @@
 """The acme eval through the model simulator: the faithful paraphrasing model answers at least as many questions
-as the offline loop, the sloppy one (wrong numbers, negations) gets none of its unfaithful sentences posted,
-and the llm mode reports calls and tokens per question. A slice of the eval with the `hash` embedder keeps it
-quick; `sleuth bench` runs the whole set. Nothing here depends on timing."""
+as the offline loop, and at least as many correctly; the sloppy one (wrong numbers, negations) gets none of its
+unfaithful sentences posted; the llm mode reports calls and tokens per question. A slice of the eval with the
+`hash` embedder keeps it quick; `sleuth bench` runs the whole set. Nothing here depends on timing."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def _reasoner(sim: ModelSimulator) -> LLMReasoner:
     return reasoner
 
 
+def _correct(items: list[ItemResult], mode: str) -> int:
+    """Questions answered correctly: every `answer_contains` in the posted answer, or declined when due."""
+    return sum(1 for r in items if r.mode == mode and r.correct)
+
+
 def _answered(items: list[ItemResult], mode: str) -> int:
     answerable = {i.id for i in load_eval(DEFAULT_EXAMPLES / "eval.jsonl") if i.answerable}
     return sum(1 for r in items if r.mode == mode and r.id in answerable and r.declined is False)
@@ -53,6 +58,7 @@ def test_the_faithful_model_answers_at_least_as_many_as_the_offline_loop(
     )  # fmt: skip
     offline, llm = (r.extra for r in run.records)
     assert _answered(run.items, "llm") >= _answered(run.items, "loop-graph") > 0
+    assert _correct(run.items, "llm") >= _correct(run.items, "loop-graph") > 0  # right, not only answered
     assert llm["forbidden"] == 0 and llm["llm_fallback_rate"] == 0.0
     per_question = [r.llm for r in run.items if r.mode == "llm"]
     assert len(per_question) == LIMIT

@@ -272,6 +272,8 @@ def test_streaming_and_assistant_status(client: WebClient, slack: SlackEmulator)
 
     (answer,) = slack.bot_messages("C1", thread_ts=parent)
     assert answer["text"] == "The ticket was reopened because the fix regressed [1]."
+    assert answer["blocks"][0] == {"type": "markdown", "text": answer["text"]}  # the stream, then its blocks
+    assert answer["blocks"][1:] == [FEEDBACK_BLOCK]
     assert slack.statuses("C1", parent) == ["Reading ENG-142...", ""]
     with pytest.raises(SlackApiError) as raised:
         client.chat_appendStream(channel="C1", ts=answer["ts"], markdown_text="late")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from graph_flows.reasoners.grounding import negated, quantities, quote_found, ungrounded
+from graph_flows.reasoners.grounding import (
+    as_in_source,
+    negated,
+    quantities,
+    quote_found,
+    shown_text,
+    ungrounded,
+)
 from graph_flows.state import Evidence
 
 
@@ -98,3 +105,35 @@ def test_a_second_negation_is_caught() -> None:
     quote = "Hangs on the fleet map are tracked as a performance issue, not a crash"
     claim = "Fleet map hangs are not tracked as a performance issue, not a crash."
     assert ungrounded(claim, quote, [source]) == "it negates what the passage states"
+
+
+TABLE = "| Plan | Sustained | Burst |\n|---|---|---|\n| Starter | 120 requests/min | 20 |\n\nCheck-in at 03:30; reviews at 30/60/90 days."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quote", "reason"),
+    [
+        ("Starter allows 120 requests/min, burst 20.", "Plan: Starter · Sustained: 120 requests/min · Burst: 20", None),
+        ("Starter allows 20 requests/min, burst 20.", "Plan: Starter · Sustained: 120 requests/min · Burst: 20",
+         "'20' is not in the cited passage"),  # "20" is stated once, for the burst
+        ("Check-in is at 03:30.", "Check-in at 03:30", None),
+        ("Check-in is at 03:31.", "Check-in at 03:30", "'31' is not in the cited passage"),
+        ("Reviews come at 30/60/91 days.", "reviews at 30/60/90 days", "'91 days' is not in the cited passage"),
+    ],
+)  # fmt: skip
+def test_each_stated_value_backs_one_quantity_and_lists_and_times_count(
+    sentence: str, quote: str, reason: str | None
+) -> None:
+    assert ungrounded(sentence, quote, [_evidence(TABLE, title="Rate limits")]) == reason
+
+
+def test_a_quote_of_a_table_row_as_shown_to_the_model_is_found_and_figures_are_posted_as_written() -> None:
+    e = _evidence("Trips above $2,500 need pre-approval.\n\n" + TABLE, title="Policy")
+    assert "Plan: Starter · Sustained: 120 requests/min · Burst: 20" in shown_text(e["text"])
+    assert (
+        ungrounded("Starter: 120 requests/min.", "Plan: Starter · Sustained: 120 requests/min", [e]) is None
+    )
+    said = "Trips above $2.5k need pre-approval on 1 May 2024."
+    assert as_in_source(said, "Trips above $2,500 need pre-approval.", [e]) == (
+        "Trips above $2,500 need pre-approval on 1 May 2024."  # a value the source does not state stays
+    )

@@ -1,0 +1,165 @@
+"""The final answer streamed into its thread with Slack's chat streaming methods, where that is safe.
+
+Safe means: the answer is final (the flow finished and the program's checks ran; nothing unchecked is ever
+streamed) and its audience is decided (a DM, or a channel answer that `bot.audience` lets everyone see; an
+answer going privately is never streamed). The text goes out a few sentences at a time (`chat.startStream`,
+`chat.appendStream`), then `chat.stopStream` adds the rest of the answer as blocks (conflicts, sources, gaps,
+confidence, the buttons) and the message metadata `bot.posting` looks for. Outside DMs Slack requires the
+recipient (the asker and their team). The streamed message then stands in for the placeholder, which is deleted.
+
+Exactly once, as for posts: before starting, the job's saved result notes that a stream was started, and the
+stream's ts once known. A redelivered job finishes that stream instead of starting another: it stops it (if
+still streaming) and writes the whole answer into it with `chat.update`, so a chunk lost or repeated on the wire
+never shows. A stream whose start timed out is found in the thread (Sleuth's message without metadata, after the
+placeholder). Where Slack has no streaming for this app or channel (`STREAM_UNAVAILABLE`), the answer is posted
+the ordinary way, and this process stops trying.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.jobs import Job
+from bot.posting import EVENT_TYPE, post_metadata
+from bot.render import Message
+
+log = logging.getLogger(__name__)
+
+CHUNK_CHARS = 280  # text per streaming call: a sentence or two
+STREAM_UNAVAILABLE = frozenset(
+    {
+        "unknown_method",
+        "method_deprecated",
+        "not_allowed_token_type",
+        "missing_scope",
+        "feature_not_enabled",
+        "channel_type_not_supported",
+        "team_not_allowed",
+    }
+)
+NOT_STREAMING = "message_not_in_streaming_state"
+_SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|\n|$)\s*")  # a sentence and the space after it
+
+
+class StreamUnavailable(Exception):
+    """Slack has no streaming for this app or channel; post the ordinary way."""
+
+
+def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """The text in pieces of about `size` characters, cut after sentences; joined, they are the text."""
+    out: list[str] = []
+    current = ""
+    for piece in _SENTENCE.findall(text):
+        if current and len(current) + len(piece) > size:
+            out.append(current)
+            current = ""
+        current += piece
+    if current:
+        out.append(current)
+    return out or [text]
+
+
+@dataclass
+class Streamed:
+    """What the job's saved result keeps about its stream (`result["stream"]`)."""
+
+    started: bool = False
+    ts: str | None = None
+
+    @classmethod
+    def of(cls, result: dict[str, Any]) -> Streamed:
+        saved = result.get("stream") or {}
+        return cls(started=bool(saved.get("started")), ts=saved.get("ts"))
+
+    def saved(self) -> dict[str, Any]:
+        return {"started": self.started, "ts": self.ts}
+
+
+class AnswerStream:
+    """Streams one finished answer for a job; `save` keeps the stream's state on the job as it goes."""
+
+    def __init__(self, client: WebClient) -> None:
+        self._client = client
+        self.available = True
+
+    def deliver(
+        self,
+        job: Job,
+        result: dict[str, Any],
+        *,
+        text: str,
+        blocks: list[dict[str, Any]],
+        full: Message,
+        key: str,
+        save: Callable[[dict[str, Any]], None],
+    ) -> str:
+        """Streams `text` then stops with `blocks` (`full` is the same answer as one ordinary message);
+        returns the streamed message's ts. Raises StreamUnavailable before anything was posted."""
+        state = Streamed.of(result)
+        thread_ts = job.thread_ts or job.placeholder_ts or ""
+        if state.started and state.ts is None:
+            state.ts = self._started_earlier(job, thread_ts)
+        if state.ts is not None:
+            self._finish(job, state.ts, blocks, full, key)
+            return state.ts
+        state.started = True
+        save({**result, "stream": state.saved()})
+        pieces = chunks(text)
+        state.ts = self._start(job, thread_ts, pieces[0])
+        save({**result, "stream": state.saved()})
+        for piece in pieces[1:]:
+            self._client.chat_appendStream(channel=job.channel, ts=state.ts, markdown_text=piece)
+        self._client.chat_stopStream(
+            channel=job.channel, ts=state.ts, blocks=blocks, metadata=post_metadata(key)
+        )
+        return state.ts
+
+    def _start(self, job: Job, thread_ts: str, first: str) -> str:
+        recipient: dict[str, str] = {}
+        if not job.channel.startswith("D"):  # Slack wants the recipient outside DMs
+            recipient = {"recipient_user_id": job.user, "recipient_team_id": job.team}
+        try:
+            started = self._client.chat_startStream(
+                channel=job.channel, thread_ts=thread_ts, markdown_text=first, **recipient
+            )
+        except SlackApiError as exc:
+            if exc.response.get("error") in STREAM_UNAVAILABLE:
+                self.available = False
+                raise StreamUnavailable(str(exc.response.get("error"))) from exc
+            raise
+        return str(started["ts"])
+
+    def _finish(self, job: Job, ts: str, blocks: list[dict[str, Any]], full: Message, key: str) -> None:
+        """An earlier try's stream: stopped if need be, then made the whole answer, whatever reached it."""
+        try:
+            self._client.chat_stopStream(
+                channel=job.channel, ts=ts, blocks=blocks, metadata=post_metadata(key)
+            )
+        except SlackApiError as exc:
+            if exc.response.get("error") != NOT_STREAMING:
+                raise
+        self._client.chat_update(channel=job.channel, ts=ts, **full)
+        log.info("earlier answer stream finished", extra={"ts": ts})
+
+    def _started_earlier(self, job: Job, thread_ts: str) -> str | None:
+        """The stream an earlier try started but never heard back about: Sleuth's message in the thread,
+        after the placeholder, that carries no metadata (a stopped stream, like every post, carries its key)."""
+        after = job.placeholder_ts or thread_ts
+        pages = self._client.conversations_replies(
+            channel=job.channel, ts=thread_ts, include_all_metadata=True, limit=200
+        )
+        for page in pages:
+            for message in page.get("messages", []):
+                ours = (
+                    message.get("bot_id") and (message.get("metadata") or {}).get("event_type") != EVENT_TYPE
+                )
+                if ours and float(message["ts"]) > float(after) and message["ts"] != thread_ts:
+                    return str(message["ts"])
+        return None
