@@ -34,7 +34,13 @@ from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
 from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
 
 MAX_QUERY_CHARS = 200
-FACTUAL_TYPES = ("date", "money", "number", "person", "place")  # answers a sentence's support must show
+FACTUAL_TYPES = {
+    "date": "a date",
+    "money": "an amount",
+    "number": "a number",
+    "person": "a name",
+    "place": "a place",
+}
 
 
 def plan_from(
@@ -142,7 +148,7 @@ def composition_from(
             notes.append(f"model reports a gap: {g.what[:80]} (clues {', '.join(g.clues)})")
     kind = plan.get("answer_type", "thing")
     if kept and kind in FACTUAL_TYPES and not any(has_answer_shape(text, kind) for text in supports):
-        notes.append(f"no grounded sentence states a {kind}, which the question asks for: not answered")
+        notes.append(f"no grounded sentence states {FACTUAL_TYPES[kind]}, as the question asks: not answered")
         return Composition(sentences=[], answered=False, related=kept), rejected
     return Composition(sentences=kept, answered=bool(kept) and out.answered), rejected
 
