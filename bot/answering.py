@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from slack_sdk import WebClient
@@ -182,8 +183,8 @@ class Answerer:
         self._jobs.set_placeholder(job.id, worker, ts, current.thread_ts or ts)
         if not self._jobs.complete(job.id, worker):
             latest = self._jobs.get(job.id)
-            if latest is not None and latest.status == CANCELLED:
-                withdraw(self._client, latest)
+            if latest is not None and latest.status == CANCELLED:  # deleted while it streamed
+                withdraw(self._client, replace(latest, placeholder_ts=ts))
         return True
 
     def ensure_placeholder(self, job: Job, worker: str) -> Job:
