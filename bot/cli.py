@@ -683,6 +683,9 @@ def bench(
             help="Instead: ack, first visible sign and answer latency for N concurrent Slack questions",
         ),
     ] = None,
+    slack_latency_ms: Annotated[
+        int, typer.Option("--slack-latency-ms", help="With --slack: each Web API call answers this late")
+    ] = 0,
     verbose: Verbose = False,
 ) -> None:
     """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
@@ -691,7 +694,7 @@ def bench(
     if slack:
         from bot.bench_slack import bench_slack_ack
 
-        numbers = bench_slack_ack(slack)
+        numbers = bench_slack_ack(slack, api_latency_s=slack_latency_ms / 1000)
         table = Table(
             "metric", "value", title=f"Slack latency under {slack} concurrent questions (local emulator)"
         )

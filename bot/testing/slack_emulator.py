@@ -98,8 +98,10 @@ class SlackEmulator(InteractivityMixin):
         bot_id: str = "BSLEUTH",
         app_id: str = "ASLEUTH01",
         delivery_timeout_s: float = 30.0,
+        api_latency_s: float = 0.0,
     ) -> None:
         self.bot_token = bot_token
+        self.api_latency_s = api_latency_s  # every Web API call answers this late (Slack is a network away)
         self.scopes = frozenset(bot_scopes(load_manifest()) if scopes is None else scopes)
         self.workspace = SlackWorkspace(
             team_id=team_id, team_name=team_name, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id
@@ -568,6 +570,8 @@ class SlackEmulator(InteractivityMixin):
             hold.wait(HOLD_MAX_S)
             with self._changed:
                 self._held[method] -= 1
+        if self.api_latency_s:
+            time.sleep(self.api_latency_s)  # outside the lock, like the network
         reply, delay_s = self._api_reply(method, params, token)
         if delay_s:
             time.sleep(delay_s)  # outside the lock: the workspace keeps answering other calls
