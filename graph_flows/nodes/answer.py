@@ -127,9 +127,7 @@ def answer(
         "stop": state["stop_reason"],
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
-    usage = getattr(
-        reasoner, "usage", None
-    )  # a model-backed reasoner: calls, tokens, fallbacks this question
+    usage = getattr(reasoner, "usage", None)  # a model's reasoner: this question's calls, tokens, fallbacks
     if usage is not None:
         entry["llm"] = usage(plan)
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
