@@ -11,8 +11,8 @@ Exactly once, as for posts: before starting, the job's saved result notes that a
 stream's ts once known. A redelivered job finishes that stream instead of starting another: it stops it (if
 still streaming) and writes the whole answer into it with `chat.update`, so a chunk lost or repeated on the wire
 never shows. A stream whose start timed out is found in the thread (Sleuth's message without metadata, after the
-placeholder). Where Slack has no streaming for this app or channel (`STREAM_UNAVAILABLE`), the answer is posted
-the ordinary way, and this process stops trying.
+placeholder). Where Slack refuses to start a stream (`STREAM_UNAVAILABLE`: no streaming for this app, and this
+process stops trying; or any other refusal, for this answer) the answer is posted the ordinary way.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from slack_sdk.errors import SlackApiError
 from bot.jobs import Job
 from bot.posting import EVENT_TYPE, post_metadata
 from bot.render import Message
+from bot.slack_retry import is_transient
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +131,11 @@ class AnswerStream:
                 channel=job.channel, thread_ts=thread_ts, markdown_text=first, **recipient
             )
         except SlackApiError as exc:
-            if exc.response.get("error") in STREAM_UNAVAILABLE:
-                self.available = False
-                raise StreamUnavailable(str(exc.response.get("error"))) from exc
+            error = str(exc.response.get("error"))
+            if error in STREAM_UNAVAILABLE:
+                self.available = False  # for this app: stop trying
+            if error in STREAM_UNAVAILABLE or not is_transient(exc):  # refused, so nothing was posted
+                raise StreamUnavailable(error) from exc
             raise
         return str(started["ts"])
 

@@ -93,6 +93,19 @@ def test_without_streaming_in_slack_the_answer_is_posted_the_ordinary_way(make_e
     assert len(env.slack.calls_to("chat.startStream")) == 1  # tried once in this process, then not again
 
 
+def test_a_stream_slack_refuses_is_posted_instead_and_streaming_stays_on(make_env: EnvFactory) -> None:
+    env = make_env()
+    env.slack.fail_next("chat.startStream", "invalid_arguments", status=200)
+    first = env.mention("alice@acme.io", QUESTION)
+    [answer] = env.wait_answers(GENERAL, first)
+    assert "*Sources*" in format_message(answer) and env.bot.jobs.counts() == {DONE: 1}  # not an apology
+    assert any(c["ts"] == answer["ts"] for c in env.slack.calls_to("chat.update"))
+
+    second = env.mention("carol@acme.io", QUESTION)
+    env.wait_answers(GENERAL, second)
+    assert len(env.slack.calls_to("chat.stopStream")) == 1  # the next answer streams again
+
+
 Fault = Callable[[SlackEmulator, str], None]
 FAULTS: dict[str, Fault] = {
     "http-500": lambda slack, method: slack.fail_next(method, "internal_error", status=500),
