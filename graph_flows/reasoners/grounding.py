@@ -210,6 +210,8 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
         return "cites no passage"
     source = " ".join(f"{e['title']}. {e['text']}" for e in cited)
     if quote:
+        if _is_heading(quote, cited):
+            return "its quote is a heading or title, which states nothing"
         if not any(_in_passage(quote, e) for e in cited):
             return "its quote is not in the cited passage"
         support = quote
@@ -235,6 +237,13 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
             else "it drops the passage's negation"
         )
     return None
+
+
+def _is_heading(quote: str, cited: Sequence[Evidence]) -> bool:
+    """A quote that is only a heading or a passage's title ("# Public API Rate Limits") supports no claim."""
+    flat = _flat(quote.lstrip().lstrip("#"))
+    names = {_flat(e["title"]) for e in cited} | {_flat(u.heading) for e in cited for u in units(e["text"])}
+    return quote.lstrip().startswith("#") or flat in names
 
 
 def as_in_source(sentence: str, quote: str, cited: Sequence[Evidence]) -> str:

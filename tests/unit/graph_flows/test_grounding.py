@@ -137,3 +137,14 @@ def test_a_quote_of_a_table_row_as_shown_to_the_model_is_found_and_figures_are_p
     assert as_in_source(said, "Trips above $2,500 need pre-approval.", [e]) == (
         "Trips above $2,500 need pre-approval on 1 May 2024."  # a value the source does not state stays
     )
+
+
+def test_a_heading_or_title_quoted_as_support_states_nothing() -> None:
+    e = _evidence("# Public API Rate Limits\n\n## Plans\nStarter gets 120 requests/min.", title="Rate limits")
+    why = "its quote is a heading or title, which states nothing"
+    assert (
+        ungrounded("According to Rate limits, public API rate limits.", "# Public API Rate Limits", [e])
+        == why
+    )
+    assert ungrounded("Rate limits are per plan.", "Plans", [e]) == why
+    assert ungrounded("Starter gets 120 requests/min.", "Starter gets 120 requests/min.", [e]) is None
