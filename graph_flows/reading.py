@@ -20,7 +20,7 @@ _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Lt
 NUMBER = re.compile(
     r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:(?:working|business|calendar|full|school)\s)?"
     r"(?:%|kwh|wh|kg|km/h|km|m/s|mph|cm|mm|°c|k|m|bn|ms|s|h|days?|hours?|minutes?|weeks?|months?|years?)?"
-    r"(?![\w/])",
+    r"(?![\w/])(?!\.\d)",  # not a release number ("4.2.0")
     re.IGNORECASE,
 )
 YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
@@ -311,7 +311,7 @@ def answer_type(question: str) -> str:
         return "money"
     if re.search(
         r"\b(how many|how much|what percentage|what do (?:we|i|you|they) (?:pay|charge|spend)|"
-        r"what(?: is|'s| are) the (?:\w+ )?(?:limit|threshold|rate|cost|price|"
+        r"what(?: is|'s| are) (?:the |our )?(?:[\w'’-]+ ){0,4}?(?:limit|threshold|rate|cost|price|"
         r"budget|allowance|cap|fee|salary|discount|amount|number|size|count))\b",
         q,
     ):
