@@ -277,7 +277,9 @@ def _score_item(
         rounds=outcome.rounds,
         ms=round(outcome.ms, 1),
         answer_text=posted,
-        coverage=recall_at(outcome.cited, item.expected_docs, BROAD_CITED_K) if item.kind == "broad" else None,
+        coverage=recall_at(outcome.cited, item.expected_docs, BROAD_CITED_K)
+        if item.kind == "broad"
+        else None,
         llm=outcome.llm,
     )
 
