@@ -241,6 +241,9 @@ def people(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Ve
 def themes(
     as_user: Annotated[str | None, typer.Option("--as", help=AS_HELP)] = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Cluster every chunk again first")] = False,
+    name: Annotated[
+        bool, typer.Option("--name", help="Have the configured model name and summarise the themes first")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -248,6 +251,15 @@ def themes(
     rt, asker, principals = _asking(as_user)
     if rebuild:
         rt.store.themes.refresh(full=True)
+    if name:
+        if not rt.settings.llm_model:
+            console.print("[red]--name:[/] no model configured: set SLEUTH_LLM_MODEL (and _BASE_URL)")
+            raise typer.Exit(2)
+        from graph_flows.reasoners.llm import model_client
+        from graph_flows.reasoners.theme_namer import ModelThemeNamer
+
+        named = rt.store.themes.name_themes(ModelThemeNamer(model_client(rt.settings)))
+        console.print(f"[dim]{named} themes named by {rt.settings.llm_model}[/]", highlight=False)
     views = rt.store.themes.views(principals)
     if as_json:
         typer.echo(json.dumps([theme_row(v) for v in views]))

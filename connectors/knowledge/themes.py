@@ -47,8 +47,9 @@ CACHE_SIZE = 16
 _GENERATION_KEY = "theme_generation"
 MINED = ""  # the norm of the row that marks a chunk as mined (a chunk may mention no known name)
 
-# A namer gets a theme's key terms and its central chunk texts and returns (label, summary).
-Namer = Callable[[list[str], list[str]], tuple[str, str]]
+# A namer gets a theme's key terms and its central chunk texts and returns (label, summary), or None when it
+# could not (the theme keeps its offline label and is tried again next time).
+Namer = Callable[[list[str], list[str]], tuple[str, str] | None]
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,10 @@ class ThemeIndex:
             if current == digest:
                 continue
             terms = class_tfidf({theme_id: [_terms(t) for t in texts]}).get(theme_id, [])
-            label, summary = namer(terms, texts)
+            named_as = namer(terms, texts)
+            if named_as is None:
+                continue
+            label, summary = named_as
             with self._store.engine.begin() as conn:
                 conn.execute(
                     update(themes)
