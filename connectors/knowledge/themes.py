@@ -22,18 +22,17 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from connectors.knowledge.acl import visible_doc_ids
+from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.clustering import class_tfidf, normalised, spherical_kmeans, theme_count
+from connectors.knowledge.graph import VisibleGraph
 from connectors.knowledge.tables import aliases, chunk_entities, chunks, store_meta, theme_members, themes
 from connectors.text import STOPWORDS, find_mentions, tokens
-
-if TYPE_CHECKING:
-    from connectors.knowledge.store import KnowledgeStore
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +93,21 @@ def forget_document(conn: Connection, doc_id: str) -> None:
     conn.execute(delete(chunk_entities).where(chunk_entities.c.doc_id == doc_id))
 
 
+class _Store(Protocol):
+    """What themes use of the knowledge store (which owns the one ThemeIndex)."""
+
+    engine: Engine
+    vectors: ChunkVectors
+
+    def generation(self) -> int: ...
+
+    def graph(self, principals: frozenset[str]) -> VisibleGraph: ...
+
+
 class ThemeIndex:
     """Builds themes at sync and answers theme reads for one principal set at a time."""
 
-    def __init__(self, store: KnowledgeStore) -> None:
+    def __init__(self, store: _Store) -> None:
         self._store = store
         self._cache: dict[tuple[int, int, frozenset[str]], _Visible] = {}
 
