@@ -125,6 +125,10 @@ def broad_retrieve(
         "node": "retrieve",
         "path": "broad",
         "round": rnd,
+        "direction": "themes",
+        "queries": [],
+        "seeds": [],
+        "skimmed": sum(len(v.chunk_ids) for v, _ in targets),
         "themes": [
             {"label": t["label"], "score": t["score"], "entities": t["entities"]} for t in read.values()
         ],
@@ -173,6 +177,11 @@ def broad_reflect(state: ThreadState, *, flow_settings: FlowConfig) -> dict:
         "round": state["round"],
         "covered": [labels[i] for i in covered],
         "uncovered": [labels[i] for i in uncovered],
+        "established": {labels[t["id"]]: t["evidence"] for t in read if t["id"] in covered},
+        "missing": [{"kind": g["kind"], "what": g["what"], "clues": g["clues"]} for g in gaps],
+        "seeds": [],
+        "next": "themes" if reason is None else "answer",
+        "rejected": [],
         "stop": reason,
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
@@ -266,6 +275,7 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
         "themes": len(lines),
         "cited": len(numbers),
         "dropped": dropped,
+        "confidence": result["confidence"],
         "stop": state["stop_reason"],
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
