@@ -14,10 +14,11 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -234,6 +235,56 @@ def people(as_json: Annotated[bool, typer.Option("--json")] = False, verbose: Ve
     console.print(table)
     default = rt.default_asker()
     console.print(f"[dim]default --as: {default or 'none (set SLEUTH_DEFAULT_ASKER)'}[/]")
+
+
+@app.command()
+def themes(
+    as_user: Annotated[str | None, typer.Option("--as", help=AS_HELP)] = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Cluster every chunk again first")] = False,
+    name: Annotated[
+        bool, typer.Option("--name", help="Have the configured model name and summarise the themes first")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """What is in the knowledge base: its themes with sizes, labels and key terms, as the given person sees them."""
+    rt, asker, principals = _asking(as_user)
+    if rebuild:
+        rt.store.themes.refresh(full=True)
+    if name:
+        if not rt.settings.llm_model:
+            console.print("[red]--name:[/] no model configured: set SLEUTH_LLM_MODEL (and _BASE_URL)")
+            raise typer.Exit(2)
+        from graph_flows.reasoners.llm import model_client
+        from graph_flows.reasoners.theme_namer import ModelThemeNamer
+
+        named = rt.store.themes.name_themes(ModelThemeNamer(model_client(rt.settings)))
+        console.print(f"[dim]{named} themes named by {rt.settings.llm_model}[/]", highlight=False)
+    views = rt.store.themes.views(principals)
+    if as_json:
+        typer.echo(json.dumps([theme_row(v) for v in views]))
+        return
+    if not views:
+        console.print("No themes yet: run `sleuth sync` (themes are built from the synced chunks).")
+        return
+    table = Table("theme", "chunks", "docs", "label", title=f"Themes as {asker} sees them")
+    table.add_column("key terms and entities", overflow="fold")
+    for v in views:
+        extra = ", ".join(v.terms[3:]) + (f"  [dim]({'; '.join(v.entities[:4])})[/]" if v.entities else "")
+        table.add_row(str(v.id), str(v.size), str(len(v.docs)), escape(v.summary or v.label), extra)
+    console.print(table)
+
+
+def theme_row(view: Any) -> dict[str, Any]:
+    return {
+        "id": view.id,
+        "label": view.label,
+        "size": view.size,
+        "documents": len(view.docs),
+        "terms": list(view.terms),
+        "entities": list(view.entities),
+        "summary": view.summary,
+    }
 
 
 @app.command()

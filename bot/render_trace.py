@@ -33,7 +33,11 @@ def trace_line(step: dict[str, Any], hidden: Hidden = _never) -> str:
     """One step; names, titles and queries for which `hidden` holds are counted, never shown."""
     node, round_no = step.get("node"), step.get("round")
     if node == "plan":
-        return f"*Plan* · aspects: {_names(step.get('aspects'))} · entities: {_names(step.get('entities'), hidden)}"
+        route = f" · route: {escape(str(step['route']))}" if "route" in step else ""
+        return (
+            f"*Plan* · aspects: {_names(step.get('aspects'))} · entities: {_names(step.get('entities'), hidden)}"
+            f"{route}"
+        )
     if node == "retrieve":
         return (
             f"*Round {round_no} · retrieve* ({escape(str(step.get('direction', '')))}) · "

@@ -56,7 +56,10 @@ def render_answer(out: dict[str, Any], *, show_trace: bool = False) -> Panel:
 def _trace_line(step: dict[str, Any]) -> str:
     node = step.get("node")
     if node == "plan":
-        return f"plan: aspects={step['aspects']} entities={step['entities']} type={step['answer_type']}"
+        route = f" route={step['route']} ({step.get('route_why', '')})" if "route" in step else ""
+        return (
+            f"plan: aspects={step['aspects']} entities={step['entities']} type={step['answer_type']}{route}"
+        )
     if node == "retrieve":
         return (
             f"round {step['round']} retrieve ({step['direction']}): queries={step['queries']} seeds={step['seeds']} "

@@ -161,9 +161,11 @@ def _run(store: KnowledgeStore, connector: Connector, summary: SyncSummary, prog
     flush()
     store.ledger.save_cursor(connector.name, cursor)
     summary.deleted += _prune(store, connector, known)
+    full = False
     if summary.added + summary.updated + summary.deleted:
         full = store.alias_names() != names_before
         store.relink_mentions(None if full else touched)
+    store.themes.refresh(relink_entities=full)  # places only new chunks; nothing changed, nothing recomputed
     summary.unchanged = max(summary.unchanged, len(known) - len(touched) - summary.failed)
 
 

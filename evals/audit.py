@@ -6,7 +6,7 @@ nothing of that document comes back: not its id, not its title, not its text. Pa
 hybrid search (by title, by aliases, by its own sentences), direct reads (each chunk, the document record),
 alias resolution, graph neighbours and personalised PageRank from its visible neighbours, the full
 investigation (evidence, sources, ranked passages, answer text, trace), a follow-up in a thread where an
-authorised user asked first, and the gap log.
+authorised user asked first, the gap log, and themes (evals.theme_audit).
 
 The audit never writes to the real gap log: its investigations run on a flow of their own (same store, same
 reasoner, threads in memory) that logs gaps to a private in-memory gap log, which the gap-log probe reads.
@@ -37,6 +37,7 @@ from sqlalchemy.pool import StaticPool
 
 from connectors.knowledge.acl import can_see
 from connectors.knowledge.store import KnowledgeStore, RestrictedDocument
+from evals.theme_audit import theme_probes
 from graph_flows.flow import Investigator, build_flow
 from graph_flows.gaplog import GapLog
 from graph_flows.reading import sentences
@@ -203,6 +204,9 @@ def _probes(
         yield "followup:evidence", any(e["doc_id"] == doc.id for e in follow.get("evidence") or [])
         yield "followup:answer", _mentions(follow.get("answer"), doc, question)
         yield "followup:trace", _mentions(follow.get("trace"), doc, question)
+    yield from theme_probes(
+        store, investigator, user, principals, doc, lambda value, asked="": _mentions(value, doc, asked)
+    )
     yield "gaps", _gap_log_mentions(gaps, user, doc, question)
 
 

@@ -3,10 +3,11 @@ real folder connector, sync and Investigator, each question asked with its asker
 their earlier turns in the same thread.
 
 Per mode and per kind of question (single, multihop, comparison, paraphrase, unanswerable, permission, conflict,
-followup): *answer correct* (every `answer_contains` requirement occurs in the posted answer text, or, where
+followup, broad): *answer correct* (every `answer_contains` requirement occurs in the posted answer text, or, where
 the right answer is to decline, Sleuth declined), evidence recall@5 and cited recall on answerable items,
 correct declines, conflicts shown with both sides and their dates, and forbidden: forbidden docs seen anywhere
-(ranked, evidence read, sources): must be 0.
+(ranked, evidence read, sources): must be 0. Broad questions ("what problems do customers report with X?") need
+many documents: their score is coverage@10, the share of the needed documents among the first ten cited.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ KINDS = (
     "permission",
     "conflict",
     "followup",
+    "broad",
 )
+BROAD_CITED_K = 10  # coverage@10: the needed documents among the first ten an answer cites
 _LEGACY_KIND = {"cross": "multihop"}  # eval files written before `kind`: their `type`
 
 
@@ -98,6 +101,7 @@ class ItemResult:
     rounds: int
     ms: float
     answer_text: str = ""
+    coverage: float | None = None  # broad questions: share of the needed documents among the first ten cited
     llm: dict[str, Any] | None = None  # model modes: calls, tokens, fallbacks, time over the deadline
 
 
@@ -273,6 +277,9 @@ def _score_item(
         rounds=outcome.rounds,
         ms=round(outcome.ms, 1),
         answer_text=posted,
+        coverage=recall_at(outcome.cited, item.expected_docs, BROAD_CITED_K)
+        if item.kind == "broad"
+        else None,
         llm=outcome.llm,
     )
 
@@ -302,6 +309,9 @@ def _record(
                 "correct": _rate([r.correct for r in of_kind]),
                 "r5": _rate([None if r.r5 is None else r.r5 >= 1.0 for r in of_kind]),
             }
+            coverage = [r.coverage for r in of_kind if r.coverage is not None]
+            if coverage:
+                kinds[kind]["coverage@10"] = round(mean(coverage), 4)
     forbidden = [
         {"id": r.id, "asker": r.asker, "docs": r.forbidden_seen} for r in results if r.forbidden_seen
     ]

@@ -99,6 +99,9 @@ def acme_lines(records: Sequence[Record]) -> list[str]:
         )
         kinds = ", ".join(f"{kind} {_pct(v['correct'])} (n={v['n']})" for kind, v in x["by_kind"].items())
         lines.append(f"  by kind: {kinds}")
+        coverage = {k: v["coverage@10"] for k, v in x["by_kind"].items() if "coverage@10" in v}
+        if coverage:
+            lines.append("  coverage@10: " + ", ".join(f"{k} {_pct(v)}" for k, v in coverage.items()))
         if "llm_calls_mean" in x:
             lines.append(
                 f"  model: {x['llm_calls_mean']} calls (max {x['llm_calls_max']}) and {x['llm_tokens_mean']:.0f} "

@@ -18,6 +18,7 @@ class FlowConfig(BaseModel):
     evidence_per_round: int = Field(default=6, ge=1, le=30)
     fast_path_score: float = Field(default=0.82, ge=0, le=1)  # one hit this strong answers a simple lookup
     recursion_limit: int = Field(default=40, ge=8)
+    themes: bool = True  # broad questions take the theme path (graph_flows.broad) when the store has themes
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,9 @@
 
     plan -> retrieve -> reflect --(no stop reason)--> retrieve
                                \\--(stop reason)-----> answer -> END
+    plan -(broad question, themes)-> broad_retrieve -> broad_reflect -> broad_retrieve | broad_answer -> END
+
+The router (graph_flows.router) decides per question in plan and writes its decision to the trace.
 
 thread_id = "{team}:{channel}:{thread_ts}". Read top to bottom: nodes, edges, router, compile.
 """
@@ -19,6 +22,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from graph_flows.broad import (
+    ThemeReader,
+    broad_answer,
+    broad_reflect,
+    broad_retrieve,
+    route_after_broad_reflect,
+)
 from graph_flows.config import FlowConfig
 from graph_flows.gaplog import GapLog
 from graph_flows.knowledge import KnowledgeReader
@@ -34,6 +44,10 @@ def route_after_reflect(state: ThreadState) -> Literal["retrieve", "answer"]:
     return "answer" if state["stop_reason"] else "retrieve"
 
 
+def route_after_plan(state: ThreadState) -> Literal["retrieve", "broad_retrieve"]:
+    return "broad_retrieve" if state.get("route") == "broad" else "retrieve"
+
+
 def build_flow(
     knowledge: KnowledgeReader,
     reasoner: Reasoner,
@@ -41,16 +55,38 @@ def build_flow(
     *,
     checkpointer: BaseCheckpointSaver | None,
     gap_log: GapLog | None = None,
+    themes: ThemeReader | None = None,
 ) -> Any:
+    """`themes` defaults to the store's theme layer when it has one (`knowledge.themes`)."""
+    if themes is None and flow_settings.themes:
+        themes = getattr(knowledge, "themes", None)
     graph = StateGraph(ThreadState, input_schema=TurnInput, output_schema=TurnOutput)
-    graph.add_node("plan", partial(plan, knowledge=knowledge, reasoner=reasoner, flow_settings=flow_settings))
+    graph.add_node(
+        "plan",
+        partial(plan, knowledge=knowledge, reasoner=reasoner, flow_settings=flow_settings, themes=themes),
+    )
     graph.add_node("retrieve", partial(retrieve, knowledge=knowledge, flow_settings=flow_settings))
     graph.add_node(
         "reflect", partial(reflect, knowledge=knowledge, reasoner=reasoner, flow_settings=flow_settings)
     )
     graph.add_node("answer", partial(answer, knowledge=knowledge, reasoner=reasoner, gap_log=gap_log))
+    if themes is not None:
+        graph.add_node(
+            "broad_retrieve",
+            partial(broad_retrieve, knowledge=knowledge, themes=themes, flow_settings=flow_settings),
+        )
+        graph.add_node("broad_reflect", partial(broad_reflect, flow_settings=flow_settings))
+        graph.add_node("broad_answer", partial(broad_answer, knowledge=knowledge, reasoner=reasoner))
     graph.add_edge(START, "plan")
-    graph.add_edge("plan", "retrieve")
+    if themes is None:
+        graph.add_edge("plan", "retrieve")
+    else:
+        graph.add_conditional_edges("plan", route_after_plan, ["retrieve", "broad_retrieve"])
+        graph.add_edge("broad_retrieve", "broad_reflect")
+        graph.add_conditional_edges(
+            "broad_reflect", route_after_broad_reflect, ["broad_retrieve", "broad_answer"]
+        )
+        graph.add_edge("broad_answer", END)
     graph.add_edge("retrieve", "reflect")
     graph.add_conditional_edges("reflect", route_after_reflect, ["retrieve", "answer"])
     graph.add_edge("answer", END)

@@ -164,7 +164,9 @@ class ThreadState(TypedDict, total=False):
     gaps: list[Gap]
     rounds_without_new_entities: int
     stop_reason: str | None
-    path: str  # "fast" or "loop"
+    path: str  # "fast", "loop" or "broad"
+    route: str  # "pointed" or "broad" (graph_flows.router), decided by plan
+    broad: dict[str, Any]  # the broad path's themes read, covered and uncovered (graph_flows.broad)
     answer: Answer
     trace: list[TraceEntry]
 
@@ -197,6 +199,8 @@ PER_TURN_RESET: dict[str, Any] = {
     "rounds_without_new_entities": 0,
     "stop_reason": None,
     "path": "loop",
+    "route": "pointed",
+    "broad": {},
     "answer": {},
     "trace": [],
 }

@@ -20,6 +20,7 @@ from connectors.knowledge.acl import chroma_where
 from connectors.knowledge.embedding import Embedder
 
 COLLECTION = "sleuth_chunks"
+VECTOR_BATCH = 2000  # ids per Chroma get (SQLite caps the variables of one statement)
 
 
 def _chroma_types() -> tuple[Any, Any]:
@@ -134,6 +135,20 @@ class ChunkVectors:
         matrix = np.asarray(vectors, dtype=np.float32)
         sims = matrix @ q
         return {cid: float(s) for cid, s in zip(got["ids"], sims, strict=True)}
+
+    def vectors_of(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by chunk id (themes cluster them; nothing is re-embedded)."""
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(chunk_ids), VECTOR_BATCH):
+            got = self._collection.get(
+                ids=list(chunk_ids[start : start + VECTOR_BATCH]), include=["embeddings"]
+            )
+            vectors = got.get("embeddings")
+            if vectors is None:
+                continue
+            for cid, vector in zip(got["ids"], vectors, strict=True):
+                found[cid] = np.asarray(vector, dtype=np.float32)
+        return found
 
     def text_similarity(self, query: str, texts: Sequence[str]) -> list[float]:
         """Cosine similarity of a query to arbitrary short texts (sentences), with a small cache of their vectors."""

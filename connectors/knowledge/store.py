@@ -37,6 +37,7 @@ from connectors.knowledge.tables import (
     sync_failures,
     sync_state,
 )
+from connectors.knowledge.themes import ThemeIndex, forget_document
 from connectors.text import find_mentions, is_useful_name, normalise, short_name
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ class KnowledgeStore:
         self._graphs = GraphCache()
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
         self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
+        self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
         with engine.begin() as conn:
             metadata.create_all(conn)
             lexical.create(conn)
@@ -250,6 +252,7 @@ class KnowledgeStore:
         conn.execute(delete(edges).where(edges.c.origin == doc_id))
         conn.execute(delete(aliases).where(aliases.c.origin == doc_id))
         conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
+        forget_document(conn, doc_id)
         return bool(conn.execute(delete(documents).where(documents.c.id == doc_id)).rowcount)
 
     def delete_source(self, source: str) -> int:

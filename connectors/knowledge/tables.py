@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -112,4 +113,35 @@ store_meta = Table(
     metadata,
     Column("key", String, primary_key=True),
     Column("value", String, nullable=False),
+)
+
+# Themes (connectors.knowledge.themes): clusters of chunk vectors, each a hyperedge over its chunks. Only the
+# membership and the centroid are stored; what a theme shows (label, terms) is derived at read time from the
+# chunks the asker may see. A summary written by a model keeps the chunks it was written from (its lineage).
+themes = Table(
+    "themes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("centroid", LargeBinary, nullable=False),  # float32 unit vector
+    Column("dirty", Boolean, nullable=False, default=False),  # lost chunks since its centroid was computed
+    Column("summary", Text, nullable=False, default=""),
+    Column("summary_sources", Text, nullable=False, default="[]"),  # chunk ids, JSON
+    Column("summary_hash", String, nullable=False, default=""),  # of those chunks' texts when written
+)
+
+theme_members = Table(
+    "theme_members",
+    metadata,
+    Column("chunk_id", String, primary_key=True),
+    Column("theme_id", Integer, nullable=False, index=True),
+    Column("doc_id", String, nullable=False, index=True),
+)
+
+# Entity hyperedges: the known names a chunk mentions, together (resolved through visible aliases at read time).
+chunk_entities = Table(
+    "chunk_entities",
+    metadata,
+    Column("chunk_id", String, primary_key=True),
+    Column("norm", String, primary_key=True),
+    Column("doc_id", String, nullable=False, index=True),
 )

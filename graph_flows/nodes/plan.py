@@ -7,14 +7,21 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from graph_flows.broad import ThemeReader
 from graph_flows.config import FlowConfig
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import Reasoner
+from graph_flows.router import choose_route
 from graph_flows.state import PER_TURN_RESET, ThreadState
 
 
 def plan(
-    state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner, flow_settings: FlowConfig
+    state: ThreadState,
+    *,
+    knowledge: KnowledgeReader,
+    reasoner: Reasoner,
+    flow_settings: FlowConfig,
+    themes: ThemeReader | None = None,
 ) -> dict:
     started = time.perf_counter()
     principals = frozenset(state["principals"])
@@ -36,6 +43,9 @@ def plan(
     plan_dict: dict[str, Any] = asdict(proposal)
     modes = state.get("modes") or ["text", "graph"]
     turn = state.get("turn", 0) + 1
+    route, why = choose_route(state["question"], plan_dict, themes_available=themes is not None)
+    if route == "broad" and not themes.views(principals):
+        route, why = "pointed", "no themes"
     entry = {
         "node": "plan",
         "turn": turn,
@@ -46,6 +56,8 @@ def plan(
         "comparison": proposal.comparison,
         "followup_of": proposal.followup_of,
         "notes": proposal.notes,
+        "route": route,
+        "route_why": why,
         "reused_evidence": len(kept),
         "dropped_evidence": len(state.get("evidence", [])) - len(kept),
         "ms": round((time.perf_counter() - started) * 1000, 1),
@@ -59,6 +71,7 @@ def plan(
         "modes": modes,
         "max_rounds": state.get("max_rounds") or flow_settings.max_rounds,
         "direction": "text",
+        "route": route,
         "evidence": kept,
         "next_queries": list(proposal.queries),
         "trace": [entry],

@@ -43,6 +43,7 @@ class PlanProposal:
     followup_of: int | None = None
     effective_question: str = ""
     notes: list[str] = field(default_factory=list)
+    scope: str = ""  # "broad" (a theme-level question) or "pointed"; "" leaves it to graph_flows.router
 
 
 @dataclass

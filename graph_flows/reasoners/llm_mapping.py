@@ -81,6 +81,7 @@ def plan_from(
         queries=queries,
         followup_of=followup_of,
         effective_question=effective,
+        scope=out.scope if out.scope in {"broad", "pointed"} else "",
     )
 
 

@@ -118,6 +118,9 @@ class PlanOut(_Lenient):
     queries: Queries = Field(default_factory=list)
     followup: bool = False  # continues the thread's previous question
     effective_question: Annotated[str, _clip(400)] = ""  # the question made self-contained
+    scope: Annotated[str, _clip(10)] = (
+        ""  # "broad": its answer spans many documents of a theme; else "pointed"
+    )
 
 
 class RelevanceOut(_Lenient):

@@ -44,10 +44,12 @@ PLAN = (
     + """
 Task: plan. Split the question into 1-4 aspects (what must be known), name the entities the question mentions
 (verbatim), the expected answer type, whether it compares things, the first direction and up to 4 search
-queries. If it continues the previous question, set followup and write the question self-contained.
+queries. If it continues the previous question, set followup and write the question self-contained. Set scope
+"broad" when a complete answer gathers many documents of one or more themes (what problems, what changed,
+summarise, what is blocking), else "pointed".
 Shape: {"aspects": [{"text": str, "entities": [str]}], "entities": [str], "answer_type":
 "person|date|number|place|explanation|yesno|choice|thing", "comparison": bool, "direction": "text|graph",
-"queries": [str], "followup": bool, "effective_question": str}"""
+"queries": [str], "followup": bool, "effective_question": str, "scope": "broad|pointed"}"""
 )
 
 REFLECT = (

@@ -127,3 +127,14 @@ def test_asking_as_two_people_hides_the_private_page_from_one(cli: Cli) -> None:
     assert "410,000" in ben["answer"]["text"]
     assert BUDGET not in {e["doc_id"] for e in dev["evidence"]}
     assert "410,000" not in json.dumps(dev)
+
+
+def test_themes_lists_what_the_given_person_may_see(cli: Cli) -> None:
+    assert cli("sync", "team").exit_code == 0
+    ben = json.loads(cli("themes", "--as", "ben@nimbus.dev", "--json").output)
+    dev = json.loads(cli("themes", "--as", "dev@nimbus.dev", "--json").output)
+    assert ben and dev
+    assert sum(t["size"] for t in ben) > sum(t["size"] for t in dev)  # ben also sees the finance pages
+    assert "410" not in json.dumps(dev) and "budget" not in " ".join(t["label"] for t in dev).lower()
+    shown = cli("themes", "--as", "dev@nimbus.dev")
+    assert shown.exit_code == 0 and all(t["label"].split(" · ")[0] in _flat(shown) for t in dev)

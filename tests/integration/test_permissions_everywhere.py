@@ -53,6 +53,7 @@ def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixtur
         report.by_path
     )
     assert {"status", "drift:search:dense", "drift-private:document", "link:forwarded"} <= set(report.by_path)
+    assert {"themes:list", "themes:match", "themes:entities", "themes:flow"} <= set(report.by_path)
     assert report.leaks == []
     assert report.gap_entries > 0  # the gap-log probe read a log the audit's questions filled...
     assert runtime.gap_log.entries() == []  # ...its own: the real gap log never sees audit questions
