@@ -23,8 +23,8 @@ from typing import Any, Protocol
 from graph_flows.checks import verify_citations
 from graph_flows.config import FlowConfig
 from graph_flows.knowledge import KnowledgeReader
-from graph_flows.nodes.answer import NOT_FOUND, _source
-from graph_flows.nodes.retrieve import SNIPPET_CHARS, _evidence, _next_number
+from graph_flows.nodes.answer import NOT_FOUND, source_entry
+from graph_flows.nodes.retrieve import SNIPPET_CHARS, evidence_from_hit, next_evidence_number
 from graph_flows.reading import sentences
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
 from graph_flows.state import Evidence, Gap, ThreadState
@@ -60,7 +60,7 @@ def broad_retrieve(
     question = state["plan"].get("effective_question") or state["question"]
     evidence = list(state["evidence"])
     have_docs = {e["doc_id"] for e in evidence if e["turn"] == state["turn"]}
-    counter = _next_number(evidence)
+    counter = next_evidence_number(evidence)
     read: dict[str, dict[str, Any]] = {t["id"]: dict(t) for t in state.get("broad", {}).get("themes", [])}
     if rnd == 1:
         found = themes.themes_for(question, principals, k=MAX_THEMES * 2)
@@ -115,7 +115,7 @@ def broad_retrieve(
                 continue
             have_docs.add(hit.doc_id)
             counter += 1
-            e = _evidence(f"E{counter}", hit, state["turn"], rnd, f"{via}:{view.id}", None, score)
+            e = evidence_from_hit(f"E{counter}", hit, state["turn"], rnd, f"{via}:{view.id}", None, score)
             e = {**e, "text": hit.text[:SNIPPET_CHARS], "dense": float(score), "relevance": float(score)}
             new.append(e)
             record["evidence"] = [*record["evidence"], e["id"]]
@@ -242,7 +242,7 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
     first_of: dict[int, str] = {}
     for eid, n in numbers.items():
         first_of.setdefault(n, eid)
-    sources = [_source(evidence[eid], n) for n, eid in sorted(first_of.items())]
+    sources = [source_entry(evidence[eid], n) for n, eid in sorted(first_of.items())]
     read = broad.get("themes", [])
     turn_ev = [e for e in state["evidence"] if e["turn"] == state["turn"]]
     result = {

@@ -77,7 +77,7 @@ def answer(
     first_of: dict[int, str] = {}
     for eid, n in numbers.items():
         first_of.setdefault(n, eid)
-    sources = [_source(evidence[eid], n) for n, eid in sorted(first_of.items())]
+    sources = [source_entry(evidence[eid], n) for n, eid in sorted(first_of.items())]
     ranked = _ranked_docs(state, established_ids)
     result: Answer = {
         "answered": answered,
@@ -176,7 +176,7 @@ def _prefer_newest(kept: list[ComposedSentence], conflicts: list[dict[str, Any]]
     return out
 
 
-def _source(e: Evidence, n: int) -> dict[str, Any]:
+def source_entry(e: Evidence, n: int) -> dict[str, Any]:
     return {
         "n": n,
         "evidence_id": e["id"],

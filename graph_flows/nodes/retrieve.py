@@ -35,7 +35,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     have_docs = {e["doc_id"] for e in evidence if e["turn"] == state["turn"]}
     plan = state["plan"]
     focus = set(question_terms(plan.get("effective_question") or state["question"]))
-    counter = _next_number(evidence)
+    counter = next_evidence_number(evidence)
     new: list[Evidence] = []
     tried = list(state["tried_queries"])
     ran: list[str] = []
@@ -53,7 +53,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         have_chunks.add(hit.chunk_id)
         have_docs.add(hit.doc_id)
         counter += 1
-        new.append(_evidence(f"E{counter}", hit, state["turn"], rnd, via, parent, score))
+        new.append(evidence_from_hit(f"E{counter}", hit, state["turn"], rnd, via, parent, score))
 
     if state["direction"] == "text" or rnd == 1:
         if rnd == 1:
@@ -131,7 +131,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         if hit.doc_id in kept_docs and hit.chunk_id not in have_chunks:
             have_chunks.add(hit.chunk_id)
             counter += 1
-            new.append(_evidence(f"E{counter}", hit, state["turn"], rnd, via, parent, score))
+            new.append(evidence_from_hit(f"E{counter}", hit, state["turn"], rnd, via, parent, score))
     question = plan.get("effective_question") or state["question"]
     sims = knowledge.similarity(question, [e["chunk_id"] for e in new], principals)
     new = [{**e, "dense": sims.get(e["chunk_id"], 0.0)} for e in new]
@@ -198,7 +198,7 @@ def _parent_for(
     return None
 
 
-def _evidence(
+def evidence_from_hit(
     eid: str, hit: Any, turn: int, rnd: int, via: str, parent: str | None, score: float
 ) -> Evidence:
     return {
@@ -222,5 +222,5 @@ def _evidence(
     }
 
 
-def _next_number(evidence: list[Evidence]) -> int:
+def next_evidence_number(evidence: list[Evidence]) -> int:
     return max((int(e["id"][1:]) for e in evidence if e["id"][1:].isdigit()), default=0)
