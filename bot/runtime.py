@@ -61,7 +61,11 @@ class Runtime:
         from connectors.knowledge.chunks import ChunkVectors
         from connectors.knowledge.store import KnowledgeStore
 
-        vectors = ChunkVectors(self.embedder, path=self.settings.chroma_path, url=self.settings.chroma_url)
+        s = self.settings
+        token = s.chroma_token.get_secret_value() if s.chroma_token else None
+        vectors = ChunkVectors(
+            self.embedder, path=s.chroma_path, url=s.chroma_url, token=token, database=s.chroma_database
+        )
         return KnowledgeStore(self.engine, vectors)
 
     @cached_property

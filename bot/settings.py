@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".sleuth")
     database_url: str | None = None  # unset -> SQLite file in data_dir
     chroma_url: str | None = None  # unset -> embedded PersistentClient in data_dir/chroma
+    chroma_token: SecretStr | None = None  # sent as `Authorization: Bearer` to the Chroma server
+    chroma_database: str | None = None  # a database on the Chroma server (unset -> Chroma's default)
     embedder: EmbedderConfig = EmbedderConfig()
     examples_dir: Path = DEFAULT_EXAMPLES  # the embedded default source when no source is configured
     default_asker: str | None = None  # `sleuth ask/chat/whoami` without --as ask as this email

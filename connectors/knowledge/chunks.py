@@ -60,8 +60,19 @@ class ChunkVectors:
     """Writes and searches chunk vectors. The collection name carries the embedder's name so that switching
     embedders never mixes vector spaces."""
 
-    def __init__(self, embedder: Embedder, *, path: Path | None = None, url: str | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        path: Path | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        database: str | None = None,
+    ) -> None:
+        """`url` selects a Chroma server (`token` is sent as a bearer token, `database` names a database on
+        it; several Sleuth installs can share one server); otherwise an embedded store at `path`."""
         import chromadb
+        from chromadb.config import DEFAULT_DATABASE
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
@@ -71,7 +82,9 @@ class ChunkVectors:
                 host=parsed.hostname or "127.0.0.1",
                 port=parsed.port or 8000,
                 ssl=parsed.scheme == "https",
+                headers={"Authorization": f"Bearer {token}"} if token else None,
                 settings=chroma_settings,
+                database=database or DEFAULT_DATABASE,
             )
         else:
             if path is None:

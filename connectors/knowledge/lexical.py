@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from types import ModuleType
 
 from nltk.stem.porter import PorterStemmer
 from sqlalchemy import Connection, text
@@ -237,3 +239,12 @@ def document_frequency(conn: Connection, stem: str, principals: frozenset[str]) 
         f"WHERE v.term = :term AND {clause}"
     )
     return int(conn.execute(sql, {"term": stem, **params}).scalar() or 0)
+
+
+def backend(dialect: str) -> ModuleType:
+    """The lexical index for a database dialect: this FTS5 module on SQLite, full-text search on PostgreSQL."""
+    if dialect == "postgresql":
+        from connectors.knowledge import lexical_pg
+
+        return lexical_pg
+    return sys.modules[__name__]

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy import Engine, delete, func, insert, select, text, update
 
 from connectors.base import SourceDoc
 from connectors.database import make_engine
@@ -43,6 +43,7 @@ from connectors.text import find_mentions, is_useful_name, normalise, short_name
 log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 3  # bump when what is written per document changes (aliases, chunking): caches rebuild
+WRITE_LOCK_KEY = 0x5E0717  # the advisory lock that serialises store writes on PostgreSQL
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
 _DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
@@ -99,9 +100,10 @@ class KnowledgeStore:
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
         self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
         self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
+        self.lexical = lexical.backend(engine.dialect.name)  # FTS5 on SQLite, full-text search on PostgreSQL
         with engine.begin() as conn:
             metadata.create_all(conn)
-            lexical.create(conn)
+            self.lexical.create(conn)
 
     @classmethod
     def open(
@@ -148,6 +150,7 @@ class KnowledgeStore:
                 )
         self.vectors.upsert(ids, texts, metas)
         with self.engine.begin() as conn:
+            self._lock_writers(conn)
             for doc, parts in pieces:
                 self._remove_rows(conn, doc.id)
                 conn.execute(
@@ -169,7 +172,7 @@ class KnowledgeStore:
                     for n, part in enumerate(parts)
                 ]
                 conn.execute(insert(chunks), rows)
-                lexical.insert(conn, [(r["rowid_fts"], doc.title, r["text"]) for r in rows])
+                self.lexical.insert(conn, [(r["rowid_fts"], doc.title, r["text"]) for r in rows])
                 link_rows = [
                     {
                         "src": doc.id,
@@ -234,6 +237,12 @@ class KnowledgeStore:
             self.vectors.set_acl(doc_id, sorted(changes[doc_id]) or ["__nobody__"])
         return len(known)
 
+    def _lock_writers(self, conn: Any) -> None:
+        """One writer at a time on PostgreSQL (SQLite already has one): chunk rowids are numbered from the
+        current maximum, which two processes syncing different sources would otherwise both read."""
+        if self.engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+
     def delete(self, doc_ids: Iterable[str]) -> int:
         """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
         removed = 0
@@ -247,7 +256,7 @@ class KnowledgeStore:
 
     def _remove_rows(self, conn: Any, doc_id: str) -> bool:
         rowids = [r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id == doc_id))]
-        lexical.delete(conn, rowids)
+        self.lexical.delete(conn, rowids)
         conn.execute(delete(chunks).where(chunks.c.doc_id == doc_id))
         conn.execute(delete(edges).where(edges.c.origin == doc_id))
         conn.execute(delete(aliases).where(aliases.c.origin == doc_id))
@@ -337,7 +346,9 @@ class KnowledgeStore:
         dense: list[Any] = []
         if mode in {"hybrid", "bm25"}:
             with self.engine.connect() as conn:
-                lex = lexical.search(conn, query, principals, depth, self._visible_stats(conn, principals))
+                lex = self.lexical.search(
+                    conn, query, principals, depth, self._visible_stats(conn, principals)
+                )
         if mode in {"hybrid", "dense"}:
             dense = self.vectors.search(query, principals, depth)
         scores: dict[str, float] = {}
@@ -360,7 +371,7 @@ class KnowledgeStore:
         if found is None:
             if len(self._stats_cache) > 32:
                 self._stats_cache.clear()
-            found = self._stats_cache[key] = lexical.visible_stats(conn, principals)
+            found = self._stats_cache[key] = self.lexical.visible_stats(conn, principals)
         return found
 
     def similarity(
@@ -432,10 +443,10 @@ class KnowledgeStore:
             self._df_cache = {key: cache}
         with self.engine.connect() as conn:
             if "__total__" not in cache:
-                cache["__total__"] = lexical.count_visible(conn, principals)
+                cache["__total__"] = self.lexical.count_visible(conn, principals)
             for s in stems:
                 if s not in cache:
-                    cache[s] = lexical.document_frequency(conn, s, principals)
+                    cache[s] = self.lexical.document_frequency(conn, s, principals)
         return cache["__total__"], {s: cache[s] for s in stems}
 
     def stats(self) -> dict[str, int]:
