@@ -802,17 +802,66 @@ def bench(
 
 @app.command()
 def serve(
-    workers: Annotated[int, typer.Option("--workers", help="Job worker threads in this process")] = 4,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Job worker threads in this process (0: `sleuth worker`s answer)")
+    ] = 4,
     verbose: Verbose = False,
 ) -> None:
     """Run the Slack bot: HTTP on SLEUTH_HOST:SLEUTH_PORT, or Socket Mode when SLEUTH_SLACK_APP_TOKEN is set."""
     from bot.logcontext import install
+    from bot.schema import upgrade
     from bot.server import serve as serve_bot
 
     install()
     rt = _runtime()
+    upgrade(rt.engine)
     _ensure_synced(rt)
     serve_bot(rt, workers=workers, linker=rt.linker)
+
+
+@app.command()
+def worker(
+    processes: Annotated[int, typer.Option("--processes", "-n", help="Worker processes to run")] = 1,
+    threads: Annotated[int, typer.Option("--threads", help="Job threads in each process")] = 4,
+    verbose: Verbose = False,
+) -> None:
+    """Answer questions that `sleuth serve` queued: claims jobs from the shared database (no HTTP)."""
+    from bot.logcontext import install
+
+    install()
+    if processes > 1:
+        from bot.supervisor import supervise
+
+        command = [sys.executable, "-m", "bot.cli", "worker", "--processes", "1", "--threads", str(threads)]
+        raise typer.Exit(supervise(command + (["-v"] if verbose else []), processes))
+    from bot.schema import upgrade
+    from bot.server import work
+
+    rt = _runtime()
+    upgrade(rt.engine)
+    work(rt, threads=threads)
+
+
+db_app = typer.Typer(help="The database's schema.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+@db_app.command("upgrade")
+def db_upgrade(verbose: Verbose = False) -> None:
+    """Migrate the database (SLEUTH_DATABASE_URL, or the SQLite file) to the newest schema."""
+    from bot.schema import upgrade
+
+    before, after = upgrade(_runtime().engine)
+    said = f"already at {after}" if before == after else f"migrated {before or 'empty'} -> {after}"
+    console.print(f"database {said}", highlight=False)
+
+
+@db_app.command("current")
+def db_current(verbose: Verbose = False) -> None:
+    """Print the database's schema revision and the newest one."""
+    from bot.schema import current, head
+
+    console.print(f"database at {current(_runtime().engine) or 'none'}; newest {head()}", highlight=False)
 
 
 def main() -> None:

@@ -226,6 +226,8 @@ class JobQueue:
         """Claims the oldest due job, or one whose lease expired; atomic, so one worker wins each job."""
         now = self._clock()
         claimable = self._claimable(now)
+        if self._engine.dialect.name == "postgresql":
+            return self._claim_skip_locked(worker, now, claimable)
         with self._engine.begin() as conn:
             ids = conn.execute(select(slack_jobs.c.id).where(claimable).order_by(slack_jobs.c.id).limit(8))
             candidates = [row[0] for row in ids]
@@ -244,6 +246,26 @@ class JobQueue:
             if won:
                 return self.get(job_id)
         return None
+
+    def _claim_skip_locked(self, worker: str, now: float, claimable: Any) -> Job | None:
+        """PostgreSQL: lock the oldest claimable row, skipping rows other workers hold, and take it in the same
+        transaction; many workers claim side by side without retrying on each other's rows."""
+        pick = select(slack_jobs.c.id).where(claimable).order_by(slack_jobs.c.id).limit(1)
+        with self._engine.begin() as conn:
+            job_id = conn.execute(pick.with_for_update(skip_locked=True)).scalar()
+            if job_id is None:
+                return None
+            conn.execute(
+                update(slack_jobs)
+                .where(slack_jobs.c.id == job_id)
+                .values(
+                    status=CLAIMED,
+                    claimed_by=worker,
+                    lease_until=now + self.lease_s,
+                    attempts=slack_jobs.c.attempts + 1,
+                )
+            )
+        return self.get(job_id)
 
     def _owned(self, job_id: int, worker: str, **values: Any) -> bool:
         mine = (

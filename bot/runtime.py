@@ -146,13 +146,17 @@ class Runtime:
 
     @cached_property
     def investigator(self) -> Investigator:
-        from graph_flows.flow import Investigator, build_flow, sqlite_checkpointer
+        from graph_flows.flow import Investigator, build_flow, postgres_checkpointer, sqlite_checkpointer
 
+        if self.engine.dialect.name == "postgresql":  # thread state next to everything else, for every worker
+            checkpointer = postgres_checkpointer(self.engine.url.render_as_string(hide_password=False))
+        else:
+            checkpointer = sqlite_checkpointer(self.settings.data_dir / "threads.db")
         flow = build_flow(
             self.store,
             self.reasoner,
             self.settings.flow,
-            checkpointer=sqlite_checkpointer(self.settings.data_dir / "threads.db"),
+            checkpointer=checkpointer,
             gap_log=self.gap_log,
         )
         return Investigator(flow=flow, flow_settings=self.settings.flow)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import signal
+import socket
+import threading
 import time
 from typing import Any
 
@@ -44,6 +48,7 @@ from bot.settings import Settings
 from bot.status import StatusBoard
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
+from connectors.leases import Leases
 
 log = logging.getLogger(__name__)
 
@@ -176,12 +181,19 @@ def _principals_for(rt: Runtime) -> Any:
     return principals_for
 
 
+def _scheduler(rt: Runtime, bot: SlackBot) -> SyncScheduler:
+    """The sync scheduler (and the admin digest) every process runs; the database lease elects the one that
+    ticks."""
+    holder = f"{socket.gethostname()}:{os.getpid()}"
+    return SyncScheduler(rt.sync_service, also=[bot.digest.run_due], leases=Leases(rt.engine), holder=holder)
+
+
 def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker | None = None) -> None:
-    """Runs until interrupted: workers, plus HTTP on settings.host:port (Socket Mode adds a websocket)."""
+    """Runs until interrupted: workers (none with `workers=0`: `sleuth worker` processes answer), plus HTTP on
+    settings.host:port (Socket Mode adds a websocket)."""
     settings = rt.settings
-    bot = SlackBot(rt, linker=linker, workers=workers)
-    scheduler = SyncScheduler(rt.sync_service, also=[bot.digest.run_due])
-    with bot.pool, scheduler, contextlib.closing(bot.status), contextlib.closing(bot.receipts):
+    bot = SlackBot(rt, linker=linker, workers=workers, lease_s=settings.job_lease_s)
+    with bot.pool, _scheduler(rt, bot), contextlib.closing(bot.status), contextlib.closing(bot.receipts):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
@@ -195,3 +207,15 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
         finally:
             handler.close()
+
+
+def work(rt: Runtime, *, threads: int = DEFAULT_WORKERS, stop: threading.Event | None = None) -> None:
+    """What one `sleuth worker` process runs until SIGTERM/SIGINT (or `stop`): claims jobs from the database
+    and answers them, and takes its turn at scheduled sync. No HTTP: `sleuth serve` takes Slack's deliveries."""
+    stop = stop or threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    bot = SlackBot(rt, workers=threads, lease_s=rt.settings.job_lease_s)
+    with bot.pool, _scheduler(rt, bot), contextlib.closing(bot.status), contextlib.closing(bot.receipts):
+        log.info("worker ready", extra={"threads": threads})
+        stop.wait()

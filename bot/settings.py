@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     )
     slack_timeout_s: float = 15.0  # one Web API call; a lost response is retried (posts: looked up first)
     slack_stream_answers: bool = True  # stream final answers (chat.startStream...), else post them whole
+    job_lease_s: float = 15.0  # bot.jobs.DEFAULT_LEASE_S: a dead worker's job is taken over within this
     answer_bots: bool = False  # answer other bots' messages
     admin_users: list[str] = Field(default_factory=list)  # Slack user ids with admin rights in Sleuth
     digest: DigestConfig = DigestConfig()  # weekly admin DM; off unless SLEUTH_DIGEST__ENABLED=true

@@ -24,7 +24,15 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(postgres_driver(url), pool_pre_ping=True)
+
+
+def postgres_driver(url: str) -> str:
+    """`postgresql://` (or `postgres://`) means psycopg 3, the driver Sleuth ships; an explicit driver stays."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain) :]
+    return url
 
 
 def sqlite_url(data_dir: Path) -> str:

@@ -11,6 +11,7 @@ thread_id = "{team}:{channel}:{thread_ts}". Read top to bottom: nodes, edges, ro
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,6 +100,21 @@ def sqlite_checkpointer(path: Path) -> SqliteSaver:
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
     return SqliteSaver(conn)
+
+
+def postgres_checkpointer(url: str, *, pool_size: int = 8) -> BaseCheckpointSaver:
+    """A PostgresSaver on a small connection pool (worker threads checkpoint side by side); `setup` creates or
+    migrates its tables. `url` is the database's SQLAlchemy URL (`postgresql+psycopg://...`)."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    conninfo = re.sub(r"^postgres(?:ql)?(?:\+\w+)?://", "postgresql://", url)
+    options = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, kwargs=options, open=True)
+    saver = PostgresSaver(pool)  # type: ignore[arg-type]
+    saver.setup()
+    return saver
 
 
 def thread_id(team: str, channel: str, thread_ts: str) -> str:

@@ -1,0 +1,75 @@
+"""Schema migrations with Alembic: `sleuth db upgrade` (and the start of `serve` and `worker`) brings the database,
+SQLite or PostgreSQL, to the newest revision in `bot/migrations/versions/`.
+
+The tables are declared next to the code that owns them (the store, the job queue, the vault...); this module
+only lists them for Alembic. A database made before migrations existed (each store created its own tables) is
+stamped at the baseline rather than migrated, since it already has the baseline's tables. Adding a column: add
+it to the table, then `alembic revision --autogenerate` with `bot.schema.alembic_config` (see
+docs/architecture.md) writes the next revision.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, MetaData, inspect
+
+log = logging.getLogger(__name__)
+
+SCRIPTS = Path(__file__).resolve().parent / "migrations"
+BASELINE = "0001"
+_BASELINE_MARKERS = ("documents", "slack_jobs", "sources")  # tables every pre-migration database has
+
+
+def all_metadata() -> list[MetaData]:
+    """Every table Sleuth keeps, for Alembic's comparisons (imported here, never at module import)."""
+    from bot.audience import _metadata as audience
+    from bot.feedback import feedback_metadata
+    from bot.identity.linking import metadata as links
+    from bot.identity.states import metadata as states
+    from bot.jobs import jobs_metadata
+    from bot.vault import metadata as vault
+    from connectors.catalog import catalog_metadata
+    from connectors.knowledge.store import metadata as knowledge  # the store owns its tables
+    from connectors.leases import leases_metadata
+
+    return [states, links, jobs_metadata, feedback_metadata, audience, vault, leases_metadata, knowledge,
+            catalog_metadata]  # fmt: skip
+
+
+def alembic_config(engine: Engine) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPTS))
+    config.attributes["engine"] = engine
+    return config
+
+
+def head() -> str:
+    return str(ScriptDirectory(str(SCRIPTS)).get_current_head())
+
+
+def current(engine: Engine) -> str | None:
+    """The database's revision (None: never migrated)."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine) -> tuple[str | None, str]:
+    """Migrates to the newest revision; returns (revision before, revision after)."""
+    before = current(engine)
+    config = alembic_config(engine)
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        if before is None and set(_BASELINE_MARKERS) & set(inspect(conn).get_table_names()):
+            command.stamp(config, BASELINE)
+            log.info("pre-migration database stamped", extra={"revision": BASELINE})
+        command.upgrade(config, "head")
+    after = current(engine)
+    if after != before:
+        log.info("database migrated", extra={"from": before, "to": after})
+    return before, str(after)
