@@ -1,17 +1,24 @@
-"""Shared fixtures only: small knowledge bases on tmp paths, built through the real store and sync."""
+"""Shared fixtures only: small knowledge bases on tmp paths (or on the session's PostgreSQL and Chroma servers),
+built through the real store and sync."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Engine
 
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedder import HashEmbedder
 from connectors.knowledge.store import KnowledgeStore
 from connectors.sources.folder import FolderConfig, FolderConnector
+from tests.servers.chroma import ChromaServer
+from tests.servers.postgres import PostgresServer
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
 
@@ -24,22 +31,87 @@ def _config_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
 
 
+STACKS = ("embedded", "servers")  # SQLite file + embedded Chroma; PostgreSQL + a Chroma server
+
+
+@dataclass
+class Servers:
+    """A real PostgreSQL and a real `chroma run` on 127.0.0.1, shared by the whole session."""
+
+    postgres: PostgresServer
+    chroma: ChromaServer
+
+
+@pytest.fixture(scope="session")
+def servers() -> Iterator[Servers]:
+    root = Path(tempfile.mkdtemp(prefix="sleuth-servers-"))
+    root.chmod(0o755)  # the PostgreSQL cluster belongs to the `postgres` account when tests run as root
+    postgres = PostgresServer(root / "pg").start()
+    try:
+        chroma = ChromaServer(root / "chroma").start()
+    except BaseException:
+        postgres.stop()
+        raise
+    try:
+        yield Servers(postgres, chroma)
+    finally:
+        chroma.stop()
+        postgres.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@dataclass
+class Stack:
+    """Where a test's store lives. `settings()` are the Settings fields that point a Runtime at it."""
+
+    kind: str
+    root: Path
+    servers: Servers | None = None
+    engines: list[Engine] = field(default_factory=list)
+
+    def settings(self, name: str = "store", *, template: str | None = None) -> dict[str, Any]:
+        if self.servers is None:
+            return {"data_dir": self.root / name}
+        return {
+            "data_dir": self.root / name,
+            "database_url": self.servers.postgres.database(template),
+            "chroma_url": self.servers.chroma.url,
+            "chroma_database": self.servers.chroma.database(),
+        }
+
+    def engine(self, name: str = "store") -> Engine:
+        from connectors.database import make_engine, sqlite_url
+
+        url = self.settings(name).get("database_url") or sqlite_url(self.root / name)
+        self.engines.append(make_engine(url))
+        return self.engines[-1]
+
+    def vectors(self, name: str = "store") -> ChunkVectors:
+        if self.servers is None:
+            return ChunkVectors(HashEmbedder(), path=self.root / name / "chroma")
+        chroma = self.servers.chroma
+        return ChunkVectors(HashEmbedder(), url=chroma.url, database=chroma.database())
+
+
 @pytest.fixture
-def make_store(tmp_path: Path) -> Callable[[], KnowledgeStore]:
-    """A real store (SQLite file + embedded Chroma) with the fast test embedder."""
+def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stack]:
+    """The embedded stack, or with `@pytest.mark.parametrize("stack", STACKS, indirect=True)` both."""
+    kind = getattr(request, "param", "embedded")
+    servers = request.getfixturevalue("servers") if kind == "servers" else None
+    built = Stack(kind, tmp_path, servers)
+    yield built
+    for engine in built.engines:
+        engine.dispose()
+
+
+@pytest.fixture
+def make_store(stack: Stack) -> Callable[[], KnowledgeStore]:
+    """A real store (SQLite file + embedded Chroma, or the servers) with the fast test embedder."""
 
     def build(name: str = "store") -> KnowledgeStore:
-        root = tmp_path / name
-        vectors = ChunkVectors(HashEmbedder(), path=root / "chroma")
-        return KnowledgeStore(_engine(root), vectors)
+        return KnowledgeStore(stack.engine(name), stack.vectors(name))
 
     return build
-
-
-def _engine(root: Path):  # type: ignore[no-untyped-def]
-    from connectors.database import make_engine
-
-    return make_engine(f"sqlite:///{root / 'sleuth.db'}")
 
 
 @pytest.fixture

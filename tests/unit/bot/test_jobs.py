@@ -12,6 +12,7 @@ from sqlalchemy import Engine, text
 
 from bot.jobs import ACK_GRACE_S, CANCELLED, CLAIMED, DONE, FAILED, PENDING, Job, JobQueue, NewJob
 from connectors.database import make_engine, sqlite_url
+from tests.conftest import STACKS, Stack
 
 
 class Clock:
@@ -22,8 +23,19 @@ class Clock:
         return self.now
 
 
+@pytest.fixture(params=STACKS)
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """The queue on a SQLite file (lease claims) and on PostgreSQL (`FOR UPDATE SKIP LOCKED` claims)."""
+    stack = Stack(
+        request.param, tmp_path, request.getfixturevalue("servers") if request.param == "servers" else None
+    )
+    yield stack.engine()
+    for built in stack.engines:
+        built.dispose()
+
+
 @pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
     engine = make_engine(sqlite_url(tmp_path))
     yield engine
     engine.dispose()
@@ -199,7 +211,8 @@ def test_jobs_of_dead_workers_are_released_at_once(jobs: JobQueue) -> None:
     assert rescued is not None and rescued.id == dead.id and jobs.claim("host:333:1") is None
 
 
-def test_a_table_from_an_older_sleuth_gets_the_new_columns(engine: Engine) -> None:
+def test_a_table_from_an_older_sleuth_gets_the_new_columns(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
     with engine.begin() as conn:  # the table as it was before acknowledgements and deferrals
         conn.execute(text("CREATE TABLE slack_jobs (id INTEGER PRIMARY KEY, team VARCHAR(64) NOT NULL, "
                           "event_id VARCHAR(128) NOT NULL, message_key VARCHAR(256) NOT NULL, kind VARCHAR(16) NOT NULL, "
@@ -216,3 +229,21 @@ def test_a_table_from_an_older_sleuth_gets_the_new_columns(engine: Engine) -> No
     old = jobs.get(1)
     assert old is not None and (old.status, old.ack_queued, old.acked_at) == (DONE, False, None)
     assert _acked(jobs, _new()) is not None and jobs.claim("w1") is not None
+
+
+def test_many_workers_claim_each_job_exactly_once(jobs: JobQueue) -> None:
+    for n in range(12):
+        _acked(jobs, _new(f"Ev{n}", f"{n}.0001"))
+    claimed: list[int] = []
+
+    def work(worker: str) -> None:
+        while (job := jobs.claim(worker)) is not None:
+            claimed.append(job.id)
+            assert jobs.complete(job.id, worker)
+
+    threads = [threading.Thread(target=work, args=(f"host:1:{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(claimed) == sorted(set(claimed)) and len(claimed) == 12 and jobs.counts() == {DONE: 12}

@@ -5,11 +5,13 @@ Table-driven over users x calls on the demo corpus, plus alias resolution across
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from connectors.knowledge.store import KnowledgeStore
 from connectors.sync import sync_source
-from tests.conftest import EXAMPLES, folder
+from tests.conftest import EXAMPLES, STACKS, Stack, folder
 
 BUDGET = "acme:wiki/finance/q3-budget-2026"  # group:acme:finance
 NEGOTIATION = "acme:wiki/ops/kestrel-negotiation-notes"  # user:dana@acme.io
@@ -21,18 +23,17 @@ USERS = {
 VISIBLE = {("bob", BUDGET), ("dana", NEGOTIATION)}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeStore:
-    from connectors.database import make_engine
-    from connectors.knowledge.chunks import ChunkVectors
-    from connectors.knowledge.embedder import HashEmbedder
-
-    root = tmp_path_factory.mktemp("perm")
-    built = KnowledgeStore(
-        make_engine(f"sqlite:///{root / 'db.sqlite'}"), ChunkVectors(HashEmbedder(), path=root / "c")
-    )
+@pytest.fixture(scope="module", params=STACKS)
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KnowledgeStore]:
+    """The demo corpus on SQLite + embedded Chroma, and on PostgreSQL (its own full-text index) + Chroma server."""
+    servers = request.getfixturevalue("servers") if request.param == "servers" else None
+    stack = Stack(request.param, tmp_path_factory.mktemp("perm"), servers)
+    built = KnowledgeStore(stack.engine(), stack.vectors())
     sync_source(built, folder(EXAMPLES))
-    return built
+    yield built
+    built.engine.dispose()
 
 
 def _docs_via(store: KnowledgeStore, call: str, doc: str, principals: frozenset[str]) -> set[str]:

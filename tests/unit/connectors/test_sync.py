@@ -6,12 +6,17 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from connectors.knowledge.store import KnowledgeStore
 from connectors.knowledge.tables import aliases, chunks, edges, sync_failures
 from connectors.sync import sync_source
-from tests.conftest import folder
+from tests.conftest import STACKS, folder
+
+pytestmark = pytest.mark.parametrize(
+    "stack", STACKS, indirect=True
+)  # SQLite + embedded Chroma, and the servers
 
 KESTREL = "acme:wiki/ops/kestrel-motion-systems"
 
