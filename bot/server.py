@@ -119,7 +119,10 @@ class SlackBot:
             resolver = PrincipalResolver(linker, _principals_for(rt))
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         is_bot = (lambda user: False) if settings.answer_bots else askers.is_bot
-        self.receipts = Receipts(intake_client(self.client), self.jobs, workers=workers, is_bot=is_bot)
+        # With no workers here (`serve --workers 0`), `sleuth worker` processes answer: assume one is free.
+        self.receipts = Receipts(
+            intake_client(self.client), self.jobs, workers=max(workers, 1), is_bot=is_bot
+        )
         self.deps = BotDeps(
             settings=settings,
             jobs=self.jobs,

@@ -16,10 +16,12 @@ import pytest
 from bot.local_slack import GENERAL, add_people, local_bot
 from bot.receipt import is_placeholder
 from bot.runtime import Runtime
+from bot.schema import upgrade
 from bot.server import SlackBot
 from bot.settings import Settings
 from bot.testing.slack_emulator import SlackEmulator
 from connectors.sync import sync_source
+from tests.conftest import Servers
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "acme"
 WAIT_S = 30.0
@@ -41,6 +43,41 @@ def synced_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
             raise RuntimeError(f"sync of the examples failed: {summary.error}")
     rt.engine.dispose()
     return data
+
+
+@dataclass(frozen=True)
+class SyncedServers:
+    """The examples synced once into the servers: a template database, a Chroma database, the data dir."""
+
+    servers: Servers
+    data: Path  # the vault key file lives here
+    template: str  # a PostgreSQL database to copy per test
+    chroma_database: str
+
+    def fresh(self, data: Path) -> dict[str, Any]:
+        """Settings for a test's own copy: data dir, database from the template, Chroma database copied."""
+        shutil.copytree(self.data, data)
+        chroma = self.servers.chroma
+        copy = chroma.database()
+        chroma.copy_database(self.chroma_database, copy)
+        return {"database_url": self.servers.postgres.database(self.template), "chroma_url": chroma.url,
+                "chroma_database": copy}  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def synced_servers(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> SyncedServers:
+    data = tmp_path_factory.mktemp("synced-servers") / "data"
+    url, chroma_database = servers.postgres.database(), servers.chroma.database()
+    rt = Runtime(make_settings(data, database_url=url, chroma_url=servers.chroma.url,
+                               chroma_database=chroma_database))  # fmt: skip
+    upgrade(rt.engine)
+    for entry in rt.sources():
+        summary = sync_source(rt.store, rt.connector(entry.name))
+        if summary.status == "error":
+            raise RuntimeError(f"sync of the examples failed: {summary.error}")
+    rt.vault  # noqa: B018 -- its key check is part of the copied data
+    rt.engine.dispose()  # a template database must have no connections
+    return SyncedServers(servers, data, url.rsplit("/", 1)[1], chroma_database)
 
 
 @dataclass
@@ -95,15 +132,24 @@ EnvFactory = Callable[..., SlackEnv]
 
 
 @pytest.fixture
-def make_env(synced_data: Path, tmp_path: Path) -> Iterator[EnvFactory]:
+def make_env(synced_data: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[EnvFactory]:
     stack = ExitStack()
     runtimes: list[Runtime] = []
 
     def make(
-        *, workers: int = 2, lease_s: float = 120.0, socket_mode: bool = False, **settings: Any
+        *,
+        workers: int = 2,
+        lease_s: float = 120.0,
+        socket_mode: bool = False,
+        kind: str = "embedded",
+        **settings: Any,
     ) -> SlackEnv:
+        """`kind="servers"`: PostgreSQL and the Chroma server instead of the SQLite file and embedded Chroma."""
         data = tmp_path / f"data{len(runtimes)}"
-        shutil.copytree(synced_data, data)
+        if kind == "servers":
+            settings.update(request.getfixturevalue("synced_servers").fresh(data))
+        else:
+            shutil.copytree(synced_data, data)
         rt = Runtime(make_settings(data, **settings))
         runtimes.append(rt)
         clock = FakeClock()

@@ -60,6 +60,24 @@ class ChromaServer:
                              ).create_database(name)  # fmt: skip
         return name
 
+    def client(self, database: str):  # type: ignore[no-untyped-def]
+        import chromadb
+
+        return chromadb.HttpClient(host="127.0.0.1", port=self.port, database=database,
+                                   settings=chromadb.Settings(anonymized_telemetry=False))  # fmt: skip
+
+    def copy_database(self, source: str, target: str) -> None:
+        """Copies every collection (ids, vectors, documents, metadata) of one database into another."""
+        src, dst = self.client(source), self.client(target)
+        for listed in src.list_collections():
+            old = src.get_collection(listed.name)
+            new = dst.create_collection(listed.name, metadata=old.metadata, embedding_function=None)
+            got = old.get(include=["embeddings", "documents", "metadatas"])
+            for start in range(0, len(got["ids"]), 500):
+                part = slice(start, start + 500)
+                new.add(ids=got["ids"][part], embeddings=got["embeddings"][part],
+                        documents=got["documents"][part], metadatas=got["metadatas"][part])  # fmt: skip
+
     def stop(self) -> None:
         if self._process is not None:
             self._process.terminate()
