@@ -10,19 +10,25 @@ docs/architecture.md) writes the next revision.
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, MetaData, inspect
+from sqlalchemy import Engine, MetaData, inspect, text
 
 log = logging.getLogger(__name__)
+_IN_PROCESS = threading.Lock()
 
 SCRIPTS = Path(__file__).resolve().parent / "migrations"
 BASELINE = "0001"
+MIGRATION_LOCK_KEY = 0x5E0718  # PostgreSQL advisory lock held while one process migrates
 _BASELINE_MARKERS = ("documents", "slack_jobs", "sources")  # tables every pre-migration database has
 
 
@@ -60,7 +66,42 @@ def current(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine) -> tuple[str | None, str]:
-    """Migrates to the newest revision; returns (revision before, revision after)."""
+    """Migrates to the newest revision; returns (revision before, revision after).
+
+    `serve` and every `worker` call this at start, often at the same moment: one migrates while the others
+    wait (an advisory lock on PostgreSQL, a file lock beside the SQLite file), then find nothing left to do.
+    """
+    with (
+        _IN_PROCESS,
+        _migration_lock(engine),
+    ):  # Alembic's `context` is process-global: one at a time here too
+        return _upgrade(engine)
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                conn.commit()
+        return
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _upgrade(engine: Engine) -> tuple[str | None, str]:
     before = current(engine)
     config = alembic_config(engine)
     with engine.begin() as conn:

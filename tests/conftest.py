@@ -69,15 +69,20 @@ class Stack:
     servers: Servers | None = None
     engines: list[Engine] = field(default_factory=list)
 
-    def settings(self, name: str = "store", *, template: str | None = None) -> dict[str, Any]:
+    made: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def settings(self, name: str = "store") -> dict[str, Any]:
+        """The same name gives the same databases (several processes on one store); a new name new ones."""
         if self.servers is None:
             return {"data_dir": self.root / name}
-        return {
-            "data_dir": self.root / name,
-            "database_url": self.servers.postgres.database(template),
-            "chroma_url": self.servers.chroma.url,
-            "chroma_database": self.servers.chroma.database(),
-        }
+        if name not in self.made:
+            self.made[name] = {
+                "data_dir": self.root / name,
+                "database_url": self.servers.postgres.database(),
+                "chroma_url": self.servers.chroma.url,
+                "chroma_database": self.servers.chroma.database(),
+            }
+        return self.made[name]
 
     def engine(self, name: str = "store") -> Engine:
         from connectors.database import make_engine, sqlite_url
@@ -89,8 +94,8 @@ class Stack:
     def vectors(self, name: str = "store") -> ChunkVectors:
         if self.servers is None:
             return ChunkVectors(HashEmbedder(), path=self.root / name / "chroma")
-        chroma = self.servers.chroma
-        return ChunkVectors(HashEmbedder(), url=chroma.url, database=chroma.database())
+        made = self.settings(name)
+        return ChunkVectors(HashEmbedder(), url=made["chroma_url"], database=made["chroma_database"])
 
 
 @pytest.fixture

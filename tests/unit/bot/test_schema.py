@@ -3,13 +3,21 @@ index of its kind, a second run changes nothing, and a database made before migr
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from sqlalchemy import inspect
 
 from bot.jobs import JobQueue
 from bot.schema import all_metadata, current, head, upgrade
+from connectors.database import sqlite_url
 from connectors.knowledge.store import KnowledgeStore
 from tests.conftest import STACKS, Stack
+
+REPO = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.parametrize("stack", STACKS, indirect=True)
 
@@ -35,3 +43,17 @@ def test_a_database_from_before_migrations_is_stamped(stack: Stack) -> None:
 
     assert upgrade(engine) == (None, head()) and current(engine) == head()
     assert store.stats()["documents"] == 0
+
+
+def test_processes_starting_together_migrate_once(stack: Stack) -> None:
+    """Three `sleuth db upgrade` processes at once (serve and two workers starting): one migrates."""
+    url = stack.settings().get("database_url") or sqlite_url(stack.root / "store")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    env.update(SLEUTH_DATABASE_URL=url, SLEUTH_DATA_DIR=str(stack.root), PYTHONPATH=str(REPO))
+    command = [sys.executable, "-m", "bot.cli", "db", "upgrade"]
+    runs = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(3)
+    ]
+    said = sorted(run.communicate(timeout=120)[0].decode().strip() for run in runs)
+    assert [run.returncode for run in runs] == [0, 0, 0], said
+    assert said == [f"database already at {head()}"] * 2 + [f"database migrated empty -> {head()}"]
