@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint format clean
+.PHONY: install demo test bench lint format clean postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,7 +19,14 @@ install: $(STAMP)  # docs/slack.md step 1: the virtualenv with Sleuth and the em
 demo: $(STAMP)
 	$(BIN)/sleuth demo
 
-test: $(STAMP)
+# The tests start a real PostgreSQL (and `chroma run`, which chromadb installs): the server binaries must be on
+# the machine. Debian's package is installed when they are missing (as root; otherwise say how).
+postgres:
+	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; } || \
+	  { echo "PostgreSQL server binaries are needed: apt-get install postgresql (or put initdb on PATH)"; exit 1; }
+
+test: $(STAMP) postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
