@@ -166,6 +166,14 @@ class GraphCache:
         self._items: OrderedDict[tuple[int, frozenset[str]], VisibleGraph] = OrderedDict()
         self._lock = threading.Lock()
 
+    def cached(self, generation: int, principals: frozenset[str]) -> VisibleGraph | None:
+        """The graph if it is built already (no database connection needed to ask)."""
+        with self._lock:
+            graph = self._items.get((generation, principals))
+            if graph is not None:
+                self._items.move_to_end((generation, principals))
+            return graph
+
     def get(self, conn: Connection, generation: int, principals: frozenset[str]) -> VisibleGraph:
         key = (generation, principals)
         with self._lock:

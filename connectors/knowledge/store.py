@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 3  # bump when what is written per document changes (aliases, chunking): caches rebuild
 WRITE_LOCK_KEY = 0x5E0717  # the advisory lock that serialises store writes on PostgreSQL
+GENERATION_TTL_S = 1.0  # how stale another process's writes may look to this one's read caches
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
 _DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
@@ -100,6 +103,7 @@ class KnowledgeStore:
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
         self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
         self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
+        self._generation_seen: tuple[int, float] | None = None  # (value, when read)
         self.lexical = lexical.backend(engine.dialect.name)  # FTS5 on SQLite, full-text search on PostgreSQL
         with engine.begin() as conn:
             metadata.create_all(conn)
@@ -149,7 +153,7 @@ class KnowledgeStore:
                     }
                 )
         self.vectors.upsert(ids, texts, metas)
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             self._lock_writers(conn)
             for doc, parts in pieces:
                 self._remove_rows(conn, doc.id)
@@ -221,7 +225,7 @@ class KnowledgeStore:
         """Replaces the ACL of indexed documents (permission sync) everywhere it is enforced: the SQL rows the
         lexical index, reads and the graph filter by, then the chunk metadata Chroma filters by. Nothing is
         re-embedded. Unknown ids are ignored; returns how many documents changed."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             known = {
                 r for (r,) in conn.execute(select(documents.c.id).where(documents.c.id.in_(list(changes))))
             }
@@ -246,7 +250,7 @@ class KnowledgeStore:
     def delete(self, doc_ids: Iterable[str]) -> int:
         """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
         removed = 0
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             for doc_id in doc_ids:
                 self.vectors.delete_doc(doc_id)
                 if self._remove_rows(conn, doc_id):
@@ -280,7 +284,7 @@ class KnowledgeStore:
         Edges are stored by name and resolved at read time through visible aliases only. With `doc_ids` None
         every document is re-mined (needed when new names arrive); otherwise only those documents.
         """
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             known = frozenset(r for (r,) in conn.execute(select(aliases.c.norm).distinct()))
             own: dict[str, set[str]] = {}
             for row in conn.execute(select(aliases.c.origin, aliases.c.norm)):
@@ -324,15 +328,35 @@ class KnowledgeStore:
                 update(store_meta).where(store_meta.c.key == "generation").values(value=str(int(current) + 1))
             )
 
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """A write transaction; afterwards this process reads the new generation at once."""
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        finally:
+            self._generation_seen = None
+
     def generation(self) -> int:
+        """The store's write counter. Read-side caches key on it and ask for it many times per question, so it
+        is re-read at most every GENERATION_TTL_S (a database round trip each time on PostgreSQL): another
+        process's writes show within that, this process's at once."""
+        seen, now = self._generation_seen, time.monotonic()
+        if seen is not None and now - seen[1] < GENERATION_TTL_S:
+            return seen[0]
         with self.engine.connect() as conn:
             value = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "generation")).scalar()
-            return int(value or 0)
+        self._generation_seen = (int(value or 0), now)
+        return self._generation_seen[0]
 
     # ------------------------------------------------------------------ read side
     def graph(self, principals: frozenset[str]) -> VisibleGraph:
+        generation, principals = self.generation(), frozenset(principals)
+        cached = self._graphs.cached(generation, principals)  # asked many times per question: no round trip
+        if cached is not None:
+            return cached
         with self.engine.connect() as conn:
-            return self._graphs.get(conn, self.generation(), frozenset(principals))
+            return self._graphs.get(conn, generation, principals)
 
     def search_text(
         self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
