@@ -35,6 +35,7 @@ _BASELINE_MARKERS = ("documents", "slack_jobs", "sources")  # tables every pre-m
 def all_metadata() -> list[MetaData]:
     """Every table Sleuth keeps, for Alembic's comparisons (imported here, never at module import)."""
     from bot.audience import _metadata as audience
+    from bot.digest import digest_metadata
     from bot.feedback import feedback_metadata
     from bot.identity.linking import metadata as links
     from bot.identity.states import metadata as states
@@ -43,9 +44,10 @@ def all_metadata() -> list[MetaData]:
     from connectors.catalog import catalog_metadata
     from connectors.knowledge.store import metadata as knowledge  # the store owns its tables
     from connectors.leases import leases_metadata
+    from graph_flows.gaplog import gap_metadata
 
     return [states, links, jobs_metadata, feedback_metadata, audience, vault, leases_metadata, knowledge,
-            catalog_metadata]  # fmt: skip
+            catalog_metadata, digest_metadata, gap_metadata]  # fmt: skip
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import MetaData, inspect
 
 from bot.jobs import JobQueue
+from bot.migrations.env_filter import include_name as _include_name
 from bot.schema import all_metadata, current, head, upgrade
 from connectors.database import sqlite_url
 from connectors.knowledge.store import KnowledgeStore
@@ -57,3 +60,16 @@ def test_processes_starting_together_migrate_once(stack: Stack) -> None:
     said = sorted(run.communicate(timeout=120)[0].decode().strip() for run in runs)
     assert [run.returncode for run in runs] == [0, 0], said
     assert said == [f"database already at {head()}", f"database migrated empty -> {head()}"]
+
+
+def test_the_migrations_build_exactly_the_declared_tables(stack: Stack) -> None:
+    """A table or column added to the code without a revision in bot/migrations/versions fails here."""
+    engine = stack.engine()
+    upgrade(engine)
+    declared = MetaData()
+    for metadata in all_metadata():
+        for table in metadata.tables.values():
+            table.to_metadata(declared)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"include_name": _include_name})
+        assert compare_metadata(context, declared) == []
