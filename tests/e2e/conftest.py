@@ -67,6 +67,7 @@ class SyncedServers:
 @pytest.fixture(scope="session")
 def synced_servers(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> SyncedServers:
     data = tmp_path_factory.mktemp("synced-servers") / "data"
+    data.mkdir()  # each test starts from a copy of this data dir
     url, chroma_database = servers.postgres.database(), servers.chroma.database()
     rt = Runtime(make_settings(data, database_url=url, chroma_url=servers.chroma.url,
                                chroma_database=chroma_database))  # fmt: skip
