@@ -109,7 +109,8 @@ def test_a_worker_killed_mid_answer_is_replaced_by_another(
                    SLEUTH_EXAMPLES_DIR=str(EXAMPLES), SLEUTH_SLACK_BOT_TOKEN=slack.bot_token,
                    SLEUTH_SLACK_SIGNING_SECRET=LOCAL_SIGNING_SECRET, SLEUTH_SLACK_API_URL=slack.api_url,
                    SLEUTH_SLACK_TIMEOUT_S="2", SLEUTH_HOST="127.0.0.1", SLEUTH_PORT=str(port),
-                   SLEUTH_JOB_LEASE_S=str(JOB_LEASE_S))  # fmt: skip
+                   SLEUTH_JOB_LEASE_S=str(JOB_LEASE_S),
+                   SLEUTH_SLACK_STREAM_ANSWERS="false")  # the answer goes into the placeholder (chat.update)  # fmt: skip
         slack.slow_next("chat.update", 120.0, applied=False)  # the first answer's update hangs: kill then
         with (
             _process(["serve", "--workers", "0"], env, log) as serve,
