@@ -716,7 +716,9 @@ def bench(
     questions: Annotated[Path | None, typer.Option("--questions", help="A question file to run")] = None,
     corpus: Annotated[Path | None, typer.Option("--corpus", help="Its corpus (default: contexts)")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="2wiki | musique | hotpotqa")] = None,
-    embedder: Annotated[str, typer.Option("--embedder", help="minilm | hash")] = "minilm",
+    embedder: Annotated[
+        str, typer.Option("--embedder", help="minilm (int8) | minilm-fp32 | hash")
+    ] = "minilm",
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Index caches go here")] = None,
     bench_data: Annotated[
         Path | None, typer.Option("--bench-data", envvar="SLEUTH_BENCH_DATA", help="The bench data folder")

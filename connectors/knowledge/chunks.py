@@ -21,6 +21,7 @@ from connectors.knowledge.embedding import Embedder
 
 COLLECTION = "sleuth_chunks"
 VECTOR_BATCH = 2000  # ids per Chroma get (SQLite caps the variables of one statement)
+DELETE_BATCH = 500
 
 
 def _chroma_types() -> tuple[Any, Any]:
@@ -102,8 +103,10 @@ class ChunkVectors:
             metas = [{**dict(meta or {}), "acl": acl} for meta in got.get("metadatas") or []]
             self._collection.update(ids=got["ids"], metadatas=metas)
 
-    def delete_doc(self, doc_id: str) -> None:
-        self._collection.delete(where={"doc_id": doc_id})
+    def delete_docs(self, doc_ids: Sequence[str]) -> None:
+        """Removes every chunk vector of these documents: one call per few hundred documents, not per document."""
+        for start in range(0, len(doc_ids), DELETE_BATCH):
+            self._collection.delete(where={"doc_id": {"$in": list(doc_ids[start : start + DELETE_BATCH])}})
 
     def search(self, query: str, principals: frozenset[str], k: int) -> list[DenseHit]:
         if self._collection.count() == 0:

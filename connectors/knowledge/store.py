@@ -46,6 +46,7 @@ INDEX_FORMAT = 3  # bump when what is written per document changes (aliases, chu
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
 _DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
+_IN_BATCH = 500  # ids per `IN (...)` (SQLite allows 32766 parameters; PostgreSQL more)
 
 
 # A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
@@ -102,6 +103,7 @@ class KnowledgeStore:
         with engine.begin() as conn:
             metadata.create_all(conn)
             lexical.create(conn)
+            self._adopt_vector_space(conn)
 
     @classmethod
     def open(
@@ -110,6 +112,25 @@ class KnowledgeStore:
         return cls(make_engine(db_url), ChunkVectors(embedder, path=chroma_path, url=chroma_url))
 
     # ------------------------------------------------------------------ write side
+    def _adopt_vector_space(self, conn: Any) -> None:
+        """Documents indexed with another embedder (another vector space, another Chroma collection) have no
+        vectors in this one's: their content hashes and source cursors are cleared, so the next sync reads
+        and embeds everything again instead of calling it unchanged."""
+        name = self.vectors.embedder.name
+        stored = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "embedder")).scalar()
+        if stored == name:
+            return
+        if stored is None:
+            conn.execute(insert(store_meta).values(key="embedder", value=name))
+            if self.vectors.count() > 0:
+                return  # a store from before the key was kept, with this embedder's vectors
+        else:
+            conn.execute(update(store_meta).where(store_meta.c.key == "embedder").values(value=name))
+        changed = conn.execute(update(documents).values(content_hash="")).rowcount
+        if changed:
+            conn.execute(update(sync_state).values(cursor_json="{}"))
+            log.info("embedder changed: documents will be embedded again", extra={"documents": changed})
+
     def alias_names(self) -> set[str]:
         """Every normalised alias name (sync compares them before and after to decide how much to relink)."""
         with self.engine.connect() as conn:
@@ -123,15 +144,20 @@ class KnowledgeStore:
             return {r.id: r.content_hash for r in rows}
 
     def upsert(self, docs: Sequence[SourceDoc]) -> int:
-        """Writes documents (chunks, vectors, FTS rows, ACL, links, aliases). Returns chunks embedded."""
+        """Writes documents (chunks, vectors, FTS rows, ACL, links, aliases). Returns chunks embedded.
+
+        One statement per table for the whole batch, not per document: at 100k passages the per-statement
+        overhead, not SQLite, was the cost.
+        """
         if not docs:
             return 0
+        docs = list({doc.id: doc for doc in docs}.values())  # the last version of a repeated id wins
         pieces = [(doc, chunk_texts(doc)) for doc in docs]
+        doc_ids = [doc.id for doc in docs]
         ids: list[str] = []
         texts: list[str] = []
         metas: list[dict[str, Any]] = []
         for doc, parts in pieces:
-            self.vectors.delete_doc(doc.id)
             for n, part in enumerate(parts):
                 ids.append(f"{doc.id}#{n}")
                 texts.append(f"{doc.title}\n{part}")
@@ -146,31 +172,33 @@ class KnowledgeStore:
                         "acl": sorted(doc.acl) or ["__nobody__"],
                     }
                 )
+        self.vectors.delete_docs(doc_ids)
         self.vectors.upsert(ids, texts, metas)
         with self.engine.begin() as conn:
+            self._remove_many(conn, doc_ids)
+            base = (conn.execute(select(func.max(chunks.c.rowid_fts))).scalar() or 0) + 1
+            rows: dict[Any, list[dict[str, Any]]] = {
+                t: [] for t in (documents, doc_acl, chunks, edges, aliases)
+            }
+            fts: list[tuple[int, str, str]] = []
             for doc, parts in pieces:
-                self._remove_rows(conn, doc.id)
-                conn.execute(
-                    insert(documents).values(
-                        id=doc.id,
+                rows[documents].append(
+                    {
+                        "id": doc.id,
                         **{name: getattr(doc, name) for name in _DOC_FIELDS},
-                        updated_at=doc.updated_at,
-                        content_hash=doc.content_hash(),
-                        metadata_json=json.dumps(doc.metadata, default=str),
-                    )
+                        "updated_at": doc.updated_at,
+                        "content_hash": doc.content_hash(),
+                        "metadata_json": json.dumps(doc.metadata, default=str),
+                    }
                 )
-                if doc.acl:
-                    conn.execute(
-                        insert(doc_acl), [{"doc_id": doc.id, "principal": p} for p in sorted(doc.acl)]
+                rows[doc_acl] += [{"doc_id": doc.id, "principal": p} for p in sorted(doc.acl)]
+                for n, part in enumerate(parts):
+                    rows[chunks].append(
+                        {"id": f"{doc.id}#{n}", "rowid_fts": base, "doc_id": doc.id, "n": n, "text": part}
                     )
-                base = (conn.execute(select(func.max(chunks.c.rowid_fts))).scalar() or 0) + 1
-                rows = [
-                    {"id": f"{doc.id}#{n}", "rowid_fts": base + n, "doc_id": doc.id, "n": n, "text": part}
-                    for n, part in enumerate(parts)
-                ]
-                conn.execute(insert(chunks), rows)
-                lexical.insert(conn, [(r["rowid_fts"], doc.title, r["text"]) for r in rows])
-                link_rows = [
+                    fts.append((base, doc.title, part))
+                    base += 1
+                rows[edges] += [
                     {
                         "src": doc.id,
                         "target": normalise(link.target) if link.by_name else link.target,
@@ -182,21 +210,13 @@ class KnowledgeStore:
                     }
                     for link in doc.links
                 ]
-                if link_rows:
-                    conn.execute(insert(edges), link_rows)
-                short = short_name(doc.title)
-                if short and " " not in short.strip():
-                    short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"
-                candidates = (doc.title, *doc.aliases, *([short] if short else []))
-                names = {normalise(n): n for n in candidates if is_useful_name(n)}
-                if names:
-                    conn.execute(
-                        insert(aliases),
-                        [
-                            {"norm": k, "name": v, "target": doc.id, "origin": doc.id}
-                            for k, v in names.items()
-                        ],
-                    )
+                rows[aliases] += [
+                    {"norm": k, "name": v, "target": doc.id, "origin": doc.id} for k, v in _names(doc).items()
+                ]
+            for table, batch in rows.items():
+                if batch:
+                    conn.execute(insert(table), batch)
+            lexical.insert(conn, fts)
             self._bump(conn)
         return len(ids)
 
@@ -236,24 +256,32 @@ class KnowledgeStore:
 
     def delete(self, doc_ids: Iterable[str]) -> int:
         """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
-        removed = 0
+        doc_ids = list(dict.fromkeys(doc_ids))
+        if not doc_ids:
+            return 0
+        self.vectors.delete_docs(doc_ids)
         with self.engine.begin() as conn:
-            for doc_id in doc_ids:
-                self.vectors.delete_doc(doc_id)
-                if self._remove_rows(conn, doc_id):
-                    removed += 1
+            removed = self._remove_many(conn, doc_ids)
             self._bump(conn)
         return removed
 
-    def _remove_rows(self, conn: Any, doc_id: str) -> bool:
-        rowids = [r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id == doc_id))]
-        lexical.delete(conn, rowids)
-        conn.execute(delete(chunks).where(chunks.c.doc_id == doc_id))
-        conn.execute(delete(edges).where(edges.c.origin == doc_id))
-        conn.execute(delete(aliases).where(aliases.c.origin == doc_id))
-        conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
-        forget_document(conn, doc_id)
-        return bool(conn.execute(delete(documents).where(documents.c.id == doc_id)).rowcount)
+    def _remove_many(self, conn: Any, doc_ids: Sequence[str]) -> int:
+        """Deletes the rows of these documents, a few hundred ids per statement; returns documents removed."""
+        removed = 0
+        for start in range(0, len(doc_ids), _IN_BATCH):
+            batch = doc_ids[start : start + _IN_BATCH]
+            rowids = [
+                r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id.in_(batch)))
+            ]
+            lexical.delete(conn, rowids)
+            conn.execute(delete(chunks).where(chunks.c.doc_id.in_(batch)))
+            conn.execute(delete(edges).where(edges.c.origin.in_(batch)))
+            conn.execute(delete(aliases).where(aliases.c.origin.in_(batch)))
+            conn.execute(delete(doc_acl).where(doc_acl.c.doc_id.in_(batch)))
+            for doc_id in batch:
+                forget_document(conn, doc_id)
+            removed += conn.execute(delete(documents).where(documents.c.id.in_(batch))).rowcount or 0
+        return removed
 
     def delete_source(self, source: str) -> int:
         """Removes every document of a source (and all derived from them), and its sync state."""
@@ -543,6 +571,15 @@ class KnowledgeStore:
             for r in rows
         }
         return [by_id[c] for c in chunk_ids if c in by_id]
+
+
+def _names(doc: SourceDoc) -> dict[str, str]:
+    """The names a document answers to, normalised -> as written: its title, aliases and short title."""
+    short = short_name(doc.title)
+    if short and " " not in short.strip():
+        short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"
+    candidates = (doc.title, *doc.aliases, *([short] if short else []))
+    return {normalise(n): n for n in candidates if is_useful_name(n)}
 
 
 def _with_scores(hit: Hit, score: float, lex_rank: int | None, sim: float | None) -> Hit:
