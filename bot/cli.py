@@ -739,11 +739,18 @@ def bench(
     slack_latency_ms: Annotated[
         int, typer.Option("--slack-latency-ms", help="With --slack: each Web API call answers this late")
     ] = 0,
+    scale: Annotated[
+        str | None,
+        typer.Option("--scale", help="Instead: synthetic corpora of these sizes, e.g. 1000,10000,100000"),
+    ] = None,
     verbose: Verbose = False,
 ) -> None:
     """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
     from datetime import UTC, datetime
 
+    if scale:
+        _bench_scale(scale, modes, embedder, data_dir, as_json)
+        return
     if slack:
         from bot.bench_slack import bench_slack_ack
 
@@ -800,6 +807,36 @@ def bench(
     if as_json:
         typer.echo(json.dumps([r.as_dict() for r in result.records]))
     raise typer.Exit(1 if result.forbidden or result.errors else 0)
+
+
+def _bench_scale(
+    sizes: str, modes: list[str] | None, embedder: str, data_dir: Path | None, as_json: bool
+) -> None:
+    from bot.settings import Settings
+    from evals.report import progress_bars
+    from evals.scale import DEFAULT_MODE, run_scale
+    from evals.suite import bench_embedder, split_names
+
+    try:
+        numbers = [int(n) for n in split_names([sizes])]
+    except ValueError as exc:
+        raise typer.BadParameter(f"--scale takes sizes like 1000,10000: {exc}") from exc
+    mode = (split_names(modes) or [DEFAULT_MODE])[0]
+    root = data_dir or Settings().data_dir
+    shown = Console(stderr=True) if as_json else console
+    with progress_bars(shown) as tracker:
+        rows = run_scale(numbers, bench_embedder(embedder, root), root, mode=mode, tracker=tracker)
+    table = Table(title=f"sleuth bench --scale ({embedder}, {mode})")
+    columns = ("passages", "index_pps", "p50_ms", "p95_ms", "recall_at_5", "peak_rss_mb", "disk_mb", "errors")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        cached = " (cached)" if row.index_cached else ""
+        values = row.as_dict()
+        table.add_row(*[str(values[c]) + (cached if c == "index_pps" else "") for c in columns])
+    shown.print(table)
+    if as_json:
+        typer.echo(json.dumps([r.as_dict() for r in rows]))
 
 
 @app.command()
