@@ -62,31 +62,45 @@ class ChunkVectors:
     embedders never mixes vector spaces."""
 
     def __init__(self, embedder: Embedder, *, path: Path | None = None, url: str | None = None) -> None:
+        if not url and path is None:
+            raise ValueError("an embedded Chroma needs a path")
+        self.embedder = embedder
+        self._path, self._url = path, url
+        self._lock = threading.Lock()
+        self._opened: Any = None
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._text_cache: dict[str, np.ndarray] = {}
+
+    @property
+    def _collection(self) -> Any:
+        """The Chroma collection, opened on first use: an unchanged re-sync never needs it, and importing and
+        starting Chroma was most of what such a sync cost."""
+        with self._lock:
+            if self._opened is None:
+                self._opened = self._open()
+            return self._opened
+
+    def _open(self) -> Any:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        if url:
-            parsed = urlparse(url)
-            self._client = chromadb.HttpClient(
+        if self._url:
+            parsed = urlparse(self._url)
+            client = chromadb.HttpClient(
                 host=parsed.hostname or "127.0.0.1",
                 port=parsed.port or 8000,
                 ssl=parsed.scheme == "https",
                 settings=chroma_settings,
             )
         else:
-            if path is None:
-                raise ValueError("an embedded Chroma needs a path")
-            path.mkdir(parents=True, exist_ok=True)
-            self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+            assert self._path is not None
+            self._path.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(path=str(self._path), settings=chroma_settings)
         _, ef_class = _chroma_types()
-        self.embedder = embedder
-        self._lock = threading.Lock()
-        self._query_cache: dict[str, np.ndarray] = {}
-        self._text_cache: dict[str, np.ndarray] = {}
-        self._collection = self._client.get_or_create_collection(
-            name=f"{COLLECTION}_{_slug(embedder.name)}",
-            embedding_function=ef_class(embedder),
+        return client.get_or_create_collection(
+            name=f"{COLLECTION}_{_slug(self.embedder.name)}",
+            embedding_function=ef_class(self.embedder),
             metadata={"hnsw:space": "cosine"},
         )
 
