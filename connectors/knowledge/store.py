@@ -20,7 +20,7 @@ from sqlalchemy import Engine, delete, func, insert, select, update
 from connectors.base import SourceDoc
 from connectors.database import make_engine
 from connectors.knowledge import lexical
-from connectors.knowledge.acl import visible_doc_ids
+from connectors.knowledge.acl import visible, visible_doc_ids
 from connectors.knowledge.chunking import chunk_texts
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedding import Embedder
@@ -419,9 +419,7 @@ class KnowledgeStore:
     def document(self, doc_id: str, principals: frozenset[str]) -> DocumentInfo | None:
         with self.engine.connect() as conn:
             row = conn.execute(
-                select(documents).where(
-                    documents.c.id == doc_id, documents.c.id.in_(visible_doc_ids(principals))
-                )
+                select(documents).where(documents.c.id == doc_id, visible(documents.c.id, principals))
             ).first()
         if row is None:
             return None
@@ -564,7 +562,7 @@ class KnowledgeStore:
                     documents.c.version,
                 )
                 .join(documents, documents.c.id == chunks.c.doc_id)
-                .where(chunks.c.id.in_(list(chunk_ids)), documents.c.id.in_(visible_doc_ids(principals)))
+                .where(chunks.c.id.in_(list(chunk_ids)), visible(documents.c.id, principals))
             ).all()
         by_id = {
             r.chunk_id: Hit(chunk_id=r.chunk_id, doc_id=r.doc_id, text=r.chunk_text, **_doc_fields(r))
