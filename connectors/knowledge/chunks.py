@@ -7,6 +7,7 @@ default one downloads a model (and fails offline).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,12 +17,15 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from connectors.knowledge.acl import chroma_where
+from connectors.knowledge.acl import can_see, chroma_where
 from connectors.knowledge.embedding import Embedder
 
 COLLECTION = "sleuth_chunks"
 VECTOR_BATCH = 2000  # ids per Chroma get (SQLite caps the variables of one statement)
 DELETE_BATCH = 500
+POSTFILTER_MIN_SHARE = 0.5  # askers who may see at least this part of the chunks get the unfiltered search
+POSTFILTER_MARGIN = 2.0  # fetch twice the chunks that k visible ones need on average
+POSTFILTER_MAX = 1000
 
 
 def _chroma_types() -> tuple[Any, Any]:
@@ -122,23 +126,37 @@ class ChunkVectors:
         for start in range(0, len(doc_ids), DELETE_BATCH):
             self._collection.delete(where={"doc_id": {"$in": list(doc_ids[start : start + DELETE_BATCH])}})
 
-    def search(self, query: str, principals: frozenset[str], k: int) -> list[DenseHit]:
-        # No count() first: Chroma answers an empty collection with no ids, and count() walks the collection
-        # (2 ms at 10k chunks, per search).
+    def search(
+        self, query: str, principals: frozenset[str], k: int, *, visible_share: float = 0.0
+    ) -> list[DenseHit]:
+        """The k nearest chunks the principals may see. `visible_share` is the part of all chunks they may see
+        (the store knows it). From POSTFILTER_MIN_SHARE up, the nearest chunks of the whole collection are
+        fetched and filtered here: Chroma's own filter first lists every matching chunk, which grows with the
+        corpus. The over-fetch depends only on that share, never on where hidden chunks lie, so the work done
+        says nothing about what the asker cannot see."""
         vector = self.embed_query(query)
-        result = self._collection.query(
-            query_embeddings=[vector],
-            n_results=k,
-            where=chroma_where(principals),
-            include=["metadatas", "distances"],
-        )
+        # No count() first: Chroma answers an empty collection with no ids, and count() walks the collection.
+        if visible_share >= POSTFILTER_MIN_SHARE:
+            fetch = min(POSTFILTER_MAX, math.ceil(k * POSTFILTER_MARGIN / visible_share))
+            result = self._collection.query(
+                query_embeddings=[vector], n_results=fetch, include=["metadatas", "distances"]
+            )
+        else:
+            result = self._collection.query(
+                query_embeddings=[vector],
+                n_results=k,
+                where=chroma_where(principals),
+                include=["metadatas", "distances"],
+            )
         ids = result["ids"][0]
         metas = (result.get("metadatas") or [[]])[0]
         dists = (result.get("distances") or [[]])[0]
-        return [
+        hits = [
             DenseHit(chunk_id=cid, doc_id=str(meta["doc_id"]), similarity=1.0 - float(dist))
             for cid, meta, dist in zip(ids, metas, dists, strict=True)
+            if can_see(principals, meta.get("acl") or ())
         ]
+        return hits[:k]
 
     def similarity(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of a query to stored chunks, read back from Chroma (no re-embedding of chunks)."""

@@ -100,6 +100,7 @@ class KnowledgeStore:
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
         self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
         self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
+        self._chunk_total = (-1, 0)  # (generation, chunks), for the visible share of a dense search
         with engine.begin() as conn:
             metadata.create_all(conn)
             lexical.create(conn)
@@ -367,7 +368,9 @@ class KnowledgeStore:
             with self.engine.connect() as conn:
                 lex = lexical.search(conn, query, principals, depth, self._visible_stats(conn, principals))
         if mode in {"hybrid", "dense"}:
-            dense = self.vectors.search(query, principals, depth)
+            dense = self.vectors.search(
+                query, principals, depth, visible_share=self._visible_share(principals)
+            )
         scores: dict[str, float] = {}
         lex_rank: dict[str, int] = {}
         sims: dict[str, float] = {}
@@ -390,6 +393,16 @@ class KnowledgeStore:
                 self._stats_cache.clear()
             found = self._stats_cache[key] = lexical.visible_stats(conn, principals)
         return found
+
+    def _visible_share(self, principals: frozenset[str]) -> float:
+        """The part of all chunks these principals may see (counted once per store generation)."""
+        visible, _ = self.term_frequencies((), principals)
+        generation = self.generation()
+        if self._chunk_total[0] != generation:
+            with self.engine.connect() as conn:
+                total = conn.execute(select(func.count()).select_from(chunks)).scalar() or 0
+            self._chunk_total = (generation, int(total))
+        return visible / self._chunk_total[1] if self._chunk_total[1] else 0.0
 
     def similarity(
         self, query: str, chunk_ids: Sequence[str], principals: frozenset[str]
