@@ -827,7 +827,16 @@ def _bench_scale(
     with progress_bars(shown) as tracker:
         rows = run_scale(numbers, bench_embedder(embedder, root), root, mode=mode, tracker=tracker)
     table = Table(title=f"sleuth bench --scale ({embedder}, {mode})")
-    columns = ("passages", "index_pps", "p50_ms", "p95_ms", "recall_at_5", "peak_rss_mb", "disk_mb", "errors")
+    columns = (
+        "passages",
+        "index_pps",
+        "p50_ms",
+        "p95_ms",
+        "p50_cpu_ms",
+        "recall_at_5",
+        "peak_rss_mb",
+        "disk_mb",
+    )
     for column in columns:
         table.add_column(column, justify="right")
     for row in rows:

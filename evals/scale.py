@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -111,6 +112,8 @@ class ScaleRow:
     questions: int
     p50_ms: float
     p95_ms: float
+    p50_cpu_ms: float  # process CPU time per question: what a shared, busy machine distorts least
+    p95_cpu_ms: float
     recall_at_5: float
     peak_rss_mb: float  # sampled while this size was opened or built and its questions ran
     index_peak_rss_mb: float
@@ -292,9 +295,11 @@ def run_scale(
             runner = ModeRunner(store)
             advance = tracker(f"{size} · {mode}", len(corpus.questions))
             latencies: list[float] = []
+            cpu: list[float] = []
             recalls: list[float] = []
             errors = 0
             for q in corpus.questions:
+                cpu_started = time.process_time()
                 try:
                     outcome = runner.run(
                         mode, q.question, principals=PRINCIPALS, thread=f"scale:{size}:{q.id}"
@@ -305,6 +310,7 @@ def run_scale(
                     recalls.append(0.0)
                 else:
                     latencies.append(outcome.ms)
+                    cpu.append((time.process_time() - cpu_started) * 1000)
                     recalls.append(recall_at(outcome.ranked, q.gold, RECALL_K))
                 advance(1)
         rows.append(
@@ -320,6 +326,8 @@ def run_scale(
                 questions=len(corpus.questions),
                 p50_ms=round(percentile(latencies, 50), 1),
                 p95_ms=round(percentile(latencies, 95), 1),
+                p50_cpu_ms=round(percentile(cpu, 50), 1),
+                p95_cpu_ms=round(percentile(cpu, 95), 1),
                 recall_at_5=round(mean(recalls), 4),
                 peak_rss_mb=round(rss.peak_mb, 1),
                 index_peak_rss_mb=stats.peak_rss_mb,
