@@ -716,7 +716,9 @@ def bench(
     questions: Annotated[Path | None, typer.Option("--questions", help="A question file to run")] = None,
     corpus: Annotated[Path | None, typer.Option("--corpus", help="Its corpus (default: contexts)")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="2wiki | musique | hotpotqa")] = None,
-    embedder: Annotated[str, typer.Option("--embedder", help="minilm | hash")] = "minilm",
+    embedder: Annotated[
+        str, typer.Option("--embedder", help="minilm (int8) | minilm-fp32 | hash")
+    ] = "minilm",
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Index caches go here")] = None,
     bench_data: Annotated[
         Path | None, typer.Option("--bench-data", envvar="SLEUTH_BENCH_DATA", help="The bench data folder")
@@ -737,11 +739,18 @@ def bench(
     slack_latency_ms: Annotated[
         int, typer.Option("--slack-latency-ms", help="With --slack: each Web API call answers this late")
     ] = 0,
+    scale: Annotated[
+        str | None,
+        typer.Option("--scale", help="Instead: synthetic corpora of these sizes, e.g. 1000,10000,100000"),
+    ] = None,
     verbose: Verbose = False,
 ) -> None:
     """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
     from datetime import UTC, datetime
 
+    if scale:
+        _bench_scale(scale, modes, embedder, data_dir, as_json)
+        return
     if slack:
         from bot.bench_slack import bench_slack_ack
 
@@ -798,6 +807,45 @@ def bench(
     if as_json:
         typer.echo(json.dumps([r.as_dict() for r in result.records]))
     raise typer.Exit(1 if result.forbidden or result.errors else 0)
+
+
+def _bench_scale(
+    sizes: str, modes: list[str] | None, embedder: str, data_dir: Path | None, as_json: bool
+) -> None:
+    from bot.settings import Settings
+    from evals.report import progress_bars
+    from evals.scale import DEFAULT_MODE, run_scale
+    from evals.suite import bench_embedder, split_names
+
+    try:
+        numbers = [int(n) for n in split_names([sizes])]
+    except ValueError as exc:
+        raise typer.BadParameter(f"--scale takes sizes like 1000,10000: {exc}") from exc
+    mode = (split_names(modes) or [DEFAULT_MODE])[0]
+    root = data_dir or Settings().data_dir
+    shown = Console(stderr=True) if as_json else console
+    with progress_bars(shown) as tracker:
+        rows = run_scale(numbers, bench_embedder(embedder, root), root, mode=mode, tracker=tracker)
+    table = Table(title=f"sleuth bench --scale ({embedder}, {mode})")
+    columns = (
+        "passages",
+        "index_pps",
+        "p50_ms",
+        "p95_ms",
+        "p50_cpu_ms",
+        "recall_at_5",
+        "peak_rss_mb",
+        "disk_mb",
+    )
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        cached = " (cached)" if row.index_cached else ""
+        values = row.as_dict()
+        table.add_row(*[str(values[c]) + (cached if c == "index_pps" else "") for c in columns])
+    shown.print(table)
+    if as_json:
+        typer.echo(json.dumps([r.as_dict() for r in rows]))
 
 
 @app.command()

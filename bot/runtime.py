@@ -48,6 +48,8 @@ class Runtime:
 
         cfg = self.settings.embedder
         options: dict[str, object] = {}
+        if cfg.kind == "minilm":
+            options = {"precision": cfg.precision, "cache_dir": self.settings.data_dir / "models"}
         if cfg.kind == "openai":
             options = {
                 "base_url": cfg.base_url,

@@ -18,6 +18,7 @@ DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
 
 class EmbedderConfig(BaseModel):
     kind: Literal["minilm", "hash", "openai"] = "minilm"
+    precision: Literal["int8", "fp32"] = "int8"  # minilm: int8 model built once into data_dir/models
     base_url: str | None = None  # OpenAI-compatible embeddings endpoint (kind=openai)
     model: str | None = None
     api_key: SecretStr | None = None

@@ -10,10 +10,11 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from connectors.base import SourceDoc
 from connectors.database import make_engine, sqlite_url
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedding import Embedder
@@ -61,14 +62,31 @@ def open_index(
 ) -> tuple[KnowledgeStore, IndexStats]:
     """Reopens the cached index of this corpus and embedder, or builds it (reporting passages as written)."""
     folder = cache_folder(data_dir, bench, embedder)
+    return reopen(folder, embedder) or build_index(
+        folder, list(bench.source_docs()), embedder, progress=progress
+    )
+
+
+def reopen(folder: Path, embedder: Embedder) -> tuple[KnowledgeStore, IndexStats] | None:
+    """The finished index in `folder` with its build's numbers, or None when there is none."""
     marker = folder / MARKER
-    if marker.is_file():
-        stats = IndexStats(**{**json.loads(marker.read_text(encoding="utf-8")), "cached": True})
-        return open_store(folder, embedder), stats
+    if not marker.is_file():
+        return None
+    stats = IndexStats(**{**json.loads(marker.read_text(encoding="utf-8")), "cached": True})
+    return open_store(folder, embedder), stats
+
+
+def build_index(
+    folder: Path,
+    docs: Sequence[SourceDoc],
+    embedder: Embedder,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[KnowledgeStore, IndexStats]:
+    """Indexes `docs` into a fresh `folder` (anything there before is an interrupted build: removed), timed."""
     if folder.exists():
         shutil.rmtree(folder)
     store = open_store(folder, embedder)
-    docs = list(bench.source_docs())
     chunks = 0
     with RssSampler() as rss:
         started = time.perf_counter()
@@ -89,5 +107,6 @@ def open_index(
         cached=False,
         path=str(folder),
     )
+    marker = folder / MARKER
     marker.write_text(json.dumps({k: v for k, v in asdict(stats).items() if k != "cached"}), encoding="utf-8")
     return store, stats

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from connectors.knowledge.embedder import build_embedder
+from connectors.knowledge.embedding import Embedder
 from evals import DEFAULT_BENCH_DATA as DEFAULT_BENCH_DATA
 from evals.folder_eval import run_folder_eval
 from evals.loaders import FORMATS, KNOWN_SETS, BenchDataError, load_known_set, load_set
@@ -18,7 +19,11 @@ from graph_flows.reasoners.base import Reasoner
 
 ACME = "acme"
 ALL = "all"
-EMBEDDERS = ("minilm", "hash")
+EMBEDDERS = (
+    "minilm",
+    "minilm-fp32",
+    "hash",
+)  # minilm is the default int8 model; minilm-fp32 its float original
 SET_NAMES = (*KNOWN_SETS, ACME)
 _LABEL = re.compile(r"[^a-z0-9_.-]+")
 
@@ -123,8 +128,16 @@ def custom_label(questions: Path, fmt: str | None) -> str:
     return f"{fmt}-{stem}" if fmt else stem
 
 
+def bench_embedder(name: str, data_dir: Path) -> Embedder:
+    """One of EMBEDDERS; the int8 model is built once into `data_dir/models`, as `sleuth serve` keeps it."""
+    if name.startswith("minilm"):
+        precision = "fp32" if name == "minilm-fp32" else "int8"
+        return build_embedder("minilm", precision=precision, cache_dir=data_dir / "models")
+    return build_embedder(name)
+
+
 def run_suite(request: BenchRequest, *, tracker: Tracker = no_tracker) -> SuiteResult:
-    embedder = build_embedder(request.embedder)
+    embedder = bench_embedder(request.embedder, request.data_dir)
     result = SuiteResult(details={"index": {}, "questions": [], "acme": {}})
     benches = [
         load_known_set(name, request.bench_data, limit=request.limit) for name in request.sets if name != ACME

@@ -7,6 +7,7 @@ default one downloads a model (and fails offline).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,11 +17,15 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from connectors.knowledge.acl import chroma_where
+from connectors.knowledge.acl import can_see, chroma_where
 from connectors.knowledge.embedding import Embedder
 
 COLLECTION = "sleuth_chunks"
 VECTOR_BATCH = 2000  # ids per Chroma get (SQLite caps the variables of one statement)
+DELETE_BATCH = 500
+POSTFILTER_MIN_SHARE = 0.5  # askers who may see at least this part of the chunks get the unfiltered search
+POSTFILTER_MARGIN = 2.0  # fetch twice the chunks that k visible ones need on average
+POSTFILTER_MAX = 1000
 
 
 def _chroma_types() -> tuple[Any, Any]:
@@ -71,34 +76,49 @@ class ChunkVectors:
     ) -> None:
         """`url` selects a Chroma server (`token` is sent as a bearer token, `database` names a database on
         it; several Sleuth installs can share one server); otherwise an embedded store at `path`."""
+        if not url and path is None:
+            raise ValueError("an embedded Chroma needs a path")
+        self.embedder = embedder
+        self._path, self._url = path, url
+        self._token, self._database = token, database
+        self._lock = threading.Lock()
+        self._opened: Any = None
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._text_cache: dict[str, np.ndarray] = {}
+
+    @property
+    def _collection(self) -> Any:
+        """The Chroma collection, opened on first use: an unchanged re-sync never needs it, and importing and
+        starting Chroma was most of what such a sync cost."""
+        with self._lock:
+            if self._opened is None:
+                self._opened = self._open()
+            return self._opened
+
+    def _open(self) -> Any:
         import chromadb
         from chromadb.config import DEFAULT_DATABASE
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        if url:
-            parsed = urlparse(url)
-            self._client = chromadb.HttpClient(
+        if self._url:
+            parsed = urlparse(self._url)
+            client = chromadb.HttpClient(
                 host=parsed.hostname or "127.0.0.1",
                 port=parsed.port or 8000,
                 ssl=parsed.scheme == "https",
-                headers={"Authorization": f"Bearer {token}"} if token else None,
+                headers={"Authorization": f"Bearer {self._token}"} if self._token else None,
                 settings=chroma_settings,
-                database=database or DEFAULT_DATABASE,
+                database=self._database or DEFAULT_DATABASE,
             )
         else:
-            if path is None:
-                raise ValueError("an embedded Chroma needs a path")
-            path.mkdir(parents=True, exist_ok=True)
-            self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+            assert self._path is not None
+            self._path.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(path=str(self._path), settings=chroma_settings)
         _, ef_class = _chroma_types()
-        self.embedder = embedder
-        self._lock = threading.Lock()
-        self._query_cache: dict[str, np.ndarray] = {}
-        self._text_cache: dict[str, np.ndarray] = {}
-        self._collection = self._client.get_or_create_collection(
-            name=f"{COLLECTION}_{_slug(embedder.name)}",
-            embedding_function=ef_class(embedder),
+        return client.get_or_create_collection(
+            name=f"{COLLECTION}_{_slug(self.embedder.name)}",
+            embedding_function=ef_class(self.embedder),
             metadata={"hnsw:space": "cosine"},
         )
 
@@ -115,26 +135,42 @@ class ChunkVectors:
             metas = [{**dict(meta or {}), "acl": acl} for meta in got.get("metadatas") or []]
             self._collection.update(ids=got["ids"], metadatas=metas)
 
-    def delete_doc(self, doc_id: str) -> None:
-        self._collection.delete(where={"doc_id": doc_id})
+    def delete_docs(self, doc_ids: Sequence[str]) -> None:
+        """Removes every chunk vector of these documents: one call per few hundred documents, not per document."""
+        for start in range(0, len(doc_ids), DELETE_BATCH):
+            self._collection.delete(where={"doc_id": {"$in": list(doc_ids[start : start + DELETE_BATCH])}})
 
-    def search(self, query: str, principals: frozenset[str], k: int) -> list[DenseHit]:
-        if self._collection.count() == 0:
-            return []
+    def search(
+        self, query: str, principals: frozenset[str], k: int, *, visible_share: float = 0.0
+    ) -> list[DenseHit]:
+        """The k nearest chunks the principals may see. `visible_share` is the part of all chunks they may see
+        (the store knows it). From POSTFILTER_MIN_SHARE up, the nearest chunks of the whole collection are
+        fetched and filtered here: Chroma's own filter first lists every matching chunk, which grows with the
+        corpus. The over-fetch depends only on that share, never on where hidden chunks lie, so the work done
+        says nothing about what the asker cannot see."""
         vector = self.embed_query(query)
-        result = self._collection.query(
-            query_embeddings=[vector],
-            n_results=k,
-            where=chroma_where(principals),
-            include=["metadatas", "distances"],
-        )
+        # No count() first: Chroma answers an empty collection with no ids, and count() walks the collection.
+        if visible_share >= POSTFILTER_MIN_SHARE:
+            fetch = min(POSTFILTER_MAX, math.ceil(k * POSTFILTER_MARGIN / visible_share))
+            result = self._collection.query(
+                query_embeddings=[vector], n_results=fetch, include=["metadatas", "distances"]
+            )
+        else:
+            result = self._collection.query(
+                query_embeddings=[vector],
+                n_results=k,
+                where=chroma_where(principals),
+                include=["metadatas", "distances"],
+            )
         ids = result["ids"][0]
         metas = (result.get("metadatas") or [[]])[0]
         dists = (result.get("distances") or [[]])[0]
-        return [
+        hits = [
             DenseHit(chunk_id=cid, doc_id=str(meta["doc_id"]), similarity=1.0 - float(dist))
             for cid, meta, dist in zip(ids, metas, dists, strict=True)
+            if can_see(principals, meta.get("acl") or ())
         ]
+        return hits[:k]
 
     def similarity(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of a query to stored chunks, read back from Chroma (no re-embedding of chunks)."""

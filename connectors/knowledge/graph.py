@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlalchemy import Connection, select
 
@@ -76,6 +77,12 @@ class VisibleGraph:
                         out.append(Neighbor(doc_id=doc, via=etype, seed=seed, outgoing=outgoing))
         return out
 
+    @cached_property
+    def push_thresholds(self) -> dict[str, float]:
+        """PPR_EPSILON x degree per node (at least one): the residual a node needs before it pushes, computed
+        once per graph instead of per edge of every walk."""
+        return {node: PPR_EPSILON * max(len(links), 1) for node, links in self.adjacency.items()}
+
     def personalised_pagerank(self, seeds: Iterable[str], k: int) -> list[tuple[str, float]]:
         """Approximate PPR by local push (Andersen, Chung, Lang 2006): cost grows with the explored area,
         not with the graph, so it stays fast on large corpora."""
@@ -84,28 +91,27 @@ class VisibleGraph:
             return []
         residual: dict[str, float] = {s: 1.0 / len(start) for s in start}
         rank: dict[str, float] = defaultdict(float)
+        adjacency, threshold = self.adjacency, self.push_thresholds
         queue = list(start)
         pushes = 0
         while queue and pushes < 50_000:
             node = queue.pop()
             r = residual.get(node, 0.0)
-            links = self.adjacency.get(node, ())
-            degree = len(links)
-            if degree == 0:
+            links = adjacency.get(node, ())
+            if not links:
                 rank[node] += r
                 residual[node] = 0.0
                 continue
-            if r < PPR_EPSILON * degree:
+            if r < threshold[node]:
                 continue
             pushes += 1
             rank[node] += PPR_ALPHA * r
-            share = (1 - PPR_ALPHA) * r / degree
+            share = (1 - PPR_ALPHA) * r / len(links)
             residual[node] = 0.0
             for other, _, _ in links:
                 before = residual.get(other, 0.0)
-                residual[other] = before + share
-                other_degree = max(len(self.adjacency.get(other, ())), 1)
-                if before < PPR_EPSILON * other_degree <= residual[other]:
+                after = residual[other] = before + share
+                if before < threshold.get(other, PPR_EPSILON) <= after:
                     queue.append(other)
         scored = [(n, s) for n, s in rank.items() if n in self.docs]
         scored.sort(key=lambda item: (-item[1], item[0]))

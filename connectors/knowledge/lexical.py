@@ -219,9 +219,10 @@ def _varints(blob: bytes) -> list[int]:
 def _acl_clause(principals: frozenset[str]) -> tuple[str, dict[str, object]]:
     held = sorted(principals)
     marks = ", ".join(f":p{i}" for i in range(len(held)))
-    return f"c.doc_id IN (SELECT doc_id FROM doc_acl WHERE principal IN ({marks}))", {
-        f"p{i}": p for i, p in enumerate(held)
-    }
+    # EXISTS probes the ACL's primary key per matching chunk; `IN (SELECT ...)` would first list every
+    # visible document, a cost that grows with the corpus (see acl.visible).
+    clause = f"EXISTS (SELECT 1 FROM doc_acl a WHERE a.doc_id = c.doc_id AND a.principal IN ({marks}))"
+    return clause, {f"p{i}": p for i, p in enumerate(held)}
 
 
 def count_visible(conn: Connection, principals: frozenset[str]) -> int:

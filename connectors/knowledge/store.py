@@ -22,7 +22,7 @@ from sqlalchemy import Engine, delete, func, insert, select, text, update
 from connectors.base import SourceDoc
 from connectors.database import make_engine
 from connectors.knowledge import lexical
-from connectors.knowledge.acl import visible_doc_ids
+from connectors.knowledge.acl import visible, visible_doc_ids
 from connectors.knowledge.chunking import chunk_texts
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedding import Embedder
@@ -50,6 +50,7 @@ GENERATION_TTL_S = 1.0  # how stale another process's writes may look to this on
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
 _DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
+_IN_BATCH = 500  # ids per `IN (...)` (SQLite allows 32766 parameters; PostgreSQL more)
 
 
 # A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
@@ -104,10 +105,12 @@ class KnowledgeStore:
         self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
         self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
         self._generation_seen: tuple[int, float] | None = None  # (value, when read)
+        self._chunk_total = (-1, 0)  # (generation, chunks), for the visible share of a dense search
         self.lexical = lexical.backend(engine.dialect.name)  # FTS5 on SQLite, full-text search on PostgreSQL
         with engine.begin() as conn:
             metadata.create_all(conn)
             self.lexical.create(conn)
+            self._adopt_vector_space(conn)
 
     @classmethod
     def open(
@@ -116,6 +119,25 @@ class KnowledgeStore:
         return cls(make_engine(db_url), ChunkVectors(embedder, path=chroma_path, url=chroma_url))
 
     # ------------------------------------------------------------------ write side
+    def _adopt_vector_space(self, conn: Any) -> None:
+        """Documents indexed with another embedder (another vector space, another Chroma collection) have no
+        vectors in this one's: their content hashes and source cursors are cleared, so the next sync reads
+        and embeds everything again instead of calling it unchanged."""
+        name = self.vectors.embedder.name
+        stored = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "embedder")).scalar()
+        if stored == name:
+            return
+        if stored is None:
+            conn.execute(insert(store_meta).values(key="embedder", value=name))
+            if self.vectors.count() > 0:
+                return  # a store from before the key was kept, with this embedder's vectors
+        else:
+            conn.execute(update(store_meta).where(store_meta.c.key == "embedder").values(value=name))
+        changed = conn.execute(update(documents).values(content_hash="")).rowcount
+        if changed:
+            conn.execute(update(sync_state).values(cursor_json="{}"))
+            log.info("embedder changed: documents will be embedded again", extra={"documents": changed})
+
     def alias_names(self) -> set[str]:
         """Every normalised alias name (sync compares them before and after to decide how much to relink)."""
         with self.engine.connect() as conn:
@@ -129,15 +151,20 @@ class KnowledgeStore:
             return {r.id: r.content_hash for r in rows}
 
     def upsert(self, docs: Sequence[SourceDoc]) -> int:
-        """Writes documents (chunks, vectors, FTS rows, ACL, links, aliases). Returns chunks embedded."""
+        """Writes documents (chunks, vectors, FTS rows, ACL, links, aliases). Returns chunks embedded.
+
+        One statement per table for the whole batch, not per document: at 100k passages the per-statement
+        overhead, not SQLite, was the cost.
+        """
         if not docs:
             return 0
+        docs = list({doc.id: doc for doc in docs}.values())  # the last version of a repeated id wins
         pieces = [(doc, chunk_texts(doc)) for doc in docs]
+        doc_ids = [doc.id for doc in docs]
         ids: list[str] = []
         texts: list[str] = []
         metas: list[dict[str, Any]] = []
         for doc, parts in pieces:
-            self.vectors.delete_doc(doc.id)
             for n, part in enumerate(parts):
                 ids.append(f"{doc.id}#{n}")
                 texts.append(f"{doc.title}\n{part}")
@@ -152,32 +179,34 @@ class KnowledgeStore:
                         "acl": sorted(doc.acl) or ["__nobody__"],
                     }
                 )
+        self.vectors.delete_docs(doc_ids)
         self.vectors.upsert(ids, texts, metas)
         with self._writing() as conn:
             self._lock_writers(conn)
+            self._remove_many(conn, doc_ids)
+            base = (conn.execute(select(func.max(chunks.c.rowid_fts))).scalar() or 0) + 1
+            rows: dict[Any, list[dict[str, Any]]] = {
+                t: [] for t in (documents, doc_acl, chunks, edges, aliases)
+            }
+            fts: list[tuple[int, str, str]] = []
             for doc, parts in pieces:
-                self._remove_rows(conn, doc.id)
-                conn.execute(
-                    insert(documents).values(
-                        id=doc.id,
+                rows[documents].append(
+                    {
+                        "id": doc.id,
                         **{name: getattr(doc, name) for name in _DOC_FIELDS},
-                        updated_at=doc.updated_at,
-                        content_hash=doc.content_hash(),
-                        metadata_json=json.dumps(doc.metadata, default=str),
-                    )
+                        "updated_at": doc.updated_at,
+                        "content_hash": doc.content_hash(),
+                        "metadata_json": json.dumps(doc.metadata, default=str),
+                    }
                 )
-                if doc.acl:
-                    conn.execute(
-                        insert(doc_acl), [{"doc_id": doc.id, "principal": p} for p in sorted(doc.acl)]
+                rows[doc_acl] += [{"doc_id": doc.id, "principal": p} for p in sorted(doc.acl)]
+                for n, part in enumerate(parts):
+                    rows[chunks].append(
+                        {"id": f"{doc.id}#{n}", "rowid_fts": base, "doc_id": doc.id, "n": n, "text": part}
                     )
-                base = (conn.execute(select(func.max(chunks.c.rowid_fts))).scalar() or 0) + 1
-                rows = [
-                    {"id": f"{doc.id}#{n}", "rowid_fts": base + n, "doc_id": doc.id, "n": n, "text": part}
-                    for n, part in enumerate(parts)
-                ]
-                conn.execute(insert(chunks), rows)
-                self.lexical.insert(conn, [(r["rowid_fts"], doc.title, r["text"]) for r in rows])
-                link_rows = [
+                    fts.append((base, doc.title, part))
+                    base += 1
+                rows[edges] += [
                     {
                         "src": doc.id,
                         "target": normalise(link.target) if link.by_name else link.target,
@@ -189,21 +218,13 @@ class KnowledgeStore:
                     }
                     for link in doc.links
                 ]
-                if link_rows:
-                    conn.execute(insert(edges), link_rows)
-                short = short_name(doc.title)
-                if short and " " not in short.strip():
-                    short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"
-                candidates = (doc.title, *doc.aliases, *([short] if short else []))
-                names = {normalise(n): n for n in candidates if is_useful_name(n)}
-                if names:
-                    conn.execute(
-                        insert(aliases),
-                        [
-                            {"norm": k, "name": v, "target": doc.id, "origin": doc.id}
-                            for k, v in names.items()
-                        ],
-                    )
+                rows[aliases] += [
+                    {"norm": k, "name": v, "target": doc.id, "origin": doc.id} for k, v in _names(doc).items()
+                ]
+            for table, batch in rows.items():
+                if batch:
+                    conn.execute(insert(table), batch)
+            self.lexical.insert(conn, fts)
             self._bump(conn)
         return len(ids)
 
@@ -249,24 +270,32 @@ class KnowledgeStore:
 
     def delete(self, doc_ids: Iterable[str]) -> int:
         """Removes documents with everything derived from them: chunks, vectors, edges, aliases."""
-        removed = 0
+        doc_ids = list(dict.fromkeys(doc_ids))
+        if not doc_ids:
+            return 0
+        self.vectors.delete_docs(doc_ids)
         with self._writing() as conn:
-            for doc_id in doc_ids:
-                self.vectors.delete_doc(doc_id)
-                if self._remove_rows(conn, doc_id):
-                    removed += 1
+            removed = self._remove_many(conn, doc_ids)
             self._bump(conn)
         return removed
 
-    def _remove_rows(self, conn: Any, doc_id: str) -> bool:
-        rowids = [r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id == doc_id))]
-        self.lexical.delete(conn, rowids)
-        conn.execute(delete(chunks).where(chunks.c.doc_id == doc_id))
-        conn.execute(delete(edges).where(edges.c.origin == doc_id))
-        conn.execute(delete(aliases).where(aliases.c.origin == doc_id))
-        conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
-        forget_document(conn, doc_id)
-        return bool(conn.execute(delete(documents).where(documents.c.id == doc_id)).rowcount)
+    def _remove_many(self, conn: Any, doc_ids: Sequence[str]) -> int:
+        """Deletes the rows of these documents, a few hundred ids per statement; returns documents removed."""
+        removed = 0
+        for start in range(0, len(doc_ids), _IN_BATCH):
+            batch = doc_ids[start : start + _IN_BATCH]
+            rowids = [
+                r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id.in_(batch)))
+            ]
+            self.lexical.delete(conn, rowids)
+            conn.execute(delete(chunks).where(chunks.c.doc_id.in_(batch)))
+            conn.execute(delete(edges).where(edges.c.origin.in_(batch)))
+            conn.execute(delete(aliases).where(aliases.c.origin.in_(batch)))
+            conn.execute(delete(doc_acl).where(doc_acl.c.doc_id.in_(batch)))
+            for doc_id in batch:
+                forget_document(conn, doc_id)
+            removed += conn.execute(delete(documents).where(documents.c.id.in_(batch))).rowcount or 0
+        return removed
 
     def delete_source(self, source: str) -> int:
         """Removes every document of a source (and all derived from them), and its sync state."""
@@ -374,7 +403,9 @@ class KnowledgeStore:
                     conn, query, principals, depth, self._visible_stats(conn, principals)
                 )
         if mode in {"hybrid", "dense"}:
-            dense = self.vectors.search(query, principals, depth)
+            dense = self.vectors.search(
+                query, principals, depth, visible_share=self._visible_share(principals)
+            )
         scores: dict[str, float] = {}
         lex_rank: dict[str, int] = {}
         sims: dict[str, float] = {}
@@ -397,6 +428,16 @@ class KnowledgeStore:
                 self._stats_cache.clear()
             found = self._stats_cache[key] = self.lexical.visible_stats(conn, principals)
         return found
+
+    def _visible_share(self, principals: frozenset[str]) -> float:
+        """The part of all chunks these principals may see (counted once per store generation)."""
+        visible, _ = self.term_frequencies((), principals)
+        generation = self.generation()
+        if self._chunk_total[0] != generation:
+            with self.engine.connect() as conn:
+                total = conn.execute(select(func.count()).select_from(chunks)).scalar() or 0
+            self._chunk_total = (generation, int(total))
+        return visible / self._chunk_total[1] if self._chunk_total[1] else 0.0
 
     def similarity(
         self, query: str, chunk_ids: Sequence[str], principals: frozenset[str]
@@ -426,9 +467,7 @@ class KnowledgeStore:
     def document(self, doc_id: str, principals: frozenset[str]) -> DocumentInfo | None:
         with self.engine.connect() as conn:
             row = conn.execute(
-                select(documents).where(
-                    documents.c.id == doc_id, documents.c.id.in_(visible_doc_ids(principals))
-                )
+                select(documents).where(documents.c.id == doc_id, visible(documents.c.id, principals))
             ).first()
         if row is None:
             return None
@@ -571,13 +610,22 @@ class KnowledgeStore:
                     documents.c.version,
                 )
                 .join(documents, documents.c.id == chunks.c.doc_id)
-                .where(chunks.c.id.in_(list(chunk_ids)), documents.c.id.in_(visible_doc_ids(principals)))
+                .where(chunks.c.id.in_(list(chunk_ids)), visible(documents.c.id, principals))
             ).all()
         by_id = {
             r.chunk_id: Hit(chunk_id=r.chunk_id, doc_id=r.doc_id, text=r.chunk_text, **_doc_fields(r))
             for r in rows
         }
         return [by_id[c] for c in chunk_ids if c in by_id]
+
+
+def _names(doc: SourceDoc) -> dict[str, str]:
+    """The names a document answers to, normalised -> as written: its title, aliases and short title."""
+    short = short_name(doc.title)
+    if short and " " not in short.strip():
+        short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"
+    candidates = (doc.title, *doc.aliases, *([short] if short else []))
+    return {normalise(n): n for n in candidates if is_useful_name(n)}
 
 
 def _with_scores(hit: Hit, score: float, lex_rank: int | None, sim: float | None) -> Hit:

@@ -73,14 +73,16 @@ class FolderConnector:
         self.root = config.path.resolve()
         self.ctx = FolderContext(name, self.root, config.url_base, tuple(config.default_acl))
         self._expected = {p.split("/", 1)[0] for p in (config.pages_glob, config.tickets_glob) if "/" in p}
+        self._pulled: dict[str, tuple[list[int], list[str]]] = {}  # rel -> (stamp, ids), from the last pull
 
     # ------------------------------------------------------------------ protocol
     def pull(self, cursor: Cursor | None) -> Pulled:
         cursor = cursor or {}
-        seen: dict[str, list[int]] = (
-            dict(cursor.get("files", {})) if cursor.get("parser") == PARSER_VERSION else {}
-        )
+        same_parser = cursor.get("parser") == PARSER_VERSION
+        seen: dict[str, list[int]] = dict(cursor.get("files", {})) if same_parser else {}
+        seen_ids: dict[str, list[str]] = dict(cursor.get("ids", {})) if same_parser else {}
         current: dict[str, list[int]] = {}
+        ids: dict[str, list[str]] = {}  # the documents each stamped file holds: pruning needs no re-read
         done = 0
         try:
             read_people(self._people_path())
@@ -93,32 +95,55 @@ class FolderConnector:
             stamp = [stat.st_mtime_ns, stat.st_size]
             if seen.get(rel) == stamp:
                 current[rel] = stamp
+                ids[rel] = seen_ids[rel] if rel in seen_ids else self._ids_or_named(path, rel, exports_at)
                 continue
             failed = False
+            held: list[str] = []
             for item in self._read(path, rel, exports_at):
                 failed |= not isinstance(item, SourceDoc)
+                if isinstance(item, SourceDoc):
+                    held.append(item.id)
                 yield item
             if not failed:
                 current[rel] = stamp  # a skipped or failed file is looked at again next run
+                ids[rel] = held
             done += 1
             if done % CHECKPOINT_EVERY == 0:
-                yield Checkpoint(cursor={"parser": PARSER_VERSION, "files": {**seen, **current}})
+                yield Checkpoint(
+                    cursor={
+                        "parser": PARSER_VERSION,
+                        "files": {**seen, **current},
+                        "ids": {**seen_ids, **ids},
+                    }
+                )
         alive = set(self._relpaths())
         for rel in sorted(set(cursor.get("files", {})) - alive):
             for doc_id in self._ids_for_gone(rel):
                 yield Deleted(id=doc_id)
-        return {"parser": PARSER_VERSION, "files": current}
+        self._pulled = {rel: (current[rel], ids[rel]) for rel in current}
+        return {"parser": PARSER_VERSION, "files": current, "ids": ids}
 
     def list_ids(self) -> Iterable[str]:
-        ids: list[str] = []
+        """Every document id the folder holds now. A file this connector's last pull stamped, and that still
+        has that stamp, answers from the pull's record; only the others are read (an unchanged re-sync of a
+        large folder used to parse every file here)."""
+        found: list[str] = []
         exports_at = self._export_roots()
         for path in self._files():
             rel = path.relative_to(self.root).as_posix()
-            try:
-                ids.extend(self._ids(path, rel, exports_at))
-            except (UnreadableItem, OSError):
-                ids.extend(self._ids_for_gone(rel))  # a broken edit does not delete what was read before
-        return ids
+            stat = path.stat()
+            pulled = self._pulled.get(rel)
+            if pulled is not None and pulled[0] == [stat.st_mtime_ns, stat.st_size]:
+                found.extend(pulled[1])
+                continue
+            found.extend(self._ids_or_named(path, rel, exports_at))
+        return found
+
+    def _ids_or_named(self, path: Path, rel: str, exports_at: set[Path]) -> list[str]:
+        try:
+            return self._ids(path, rel, exports_at)
+        except (UnreadableItem, OSError):
+            return self._ids_for_gone(rel)  # a broken edit does not delete what was read before
 
     def _ids(self, path: Path, rel: str, exports_at: set[Path]) -> list[str]:
         """The ids a file holds, without building its documents (pruning asks for every file, every run)."""

@@ -106,6 +106,25 @@ def test_cursor_skips_unchanged_files_and_reports_deletions(tmp_path: Path) -> N
     assert gone == [Deleted(id="acme:wiki/a/two")]
 
 
+def test_listing_after_a_pull_reads_only_files_that_changed(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _write(tmp_path, "wiki/a/one.md", "---\ntitle: One\n---\nFirst.")
+    _write(tmp_path, "wiki/a/two.md", "---\ntitle: Two\n---\nSecond.")
+    _write(tmp_path, "tickets/ENG-1.json", '{"key": "ENG-1", "summary": "S", "description": "D"}')
+    _, cursor = _drain(folder(tmp_path))
+    connector = folder(tmp_path)  # a later run: a fresh connector with the stored cursor
+    read: list[str] = []
+    real_ids = connector._ids
+    monkeypatch.setattr(connector, "_ids", lambda path, rel, at: read.append(rel) or real_ids(path, rel, at))
+    assert _drain(connector, cursor)[0] == []
+    assert sorted(connector.list_ids()) == ["acme:ENG-1", "acme:wiki/a/one", "acme:wiki/a/two"]
+    assert read == []  # nothing re-read to list what the folder holds
+
+    _write(tmp_path, "wiki/a/two.md", "---\ntitle: Two\n---\nSecond, longer now.")
+    (tmp_path / "wiki/a/one.md").unlink()
+    assert sorted(connector.list_ids()) == ["acme:ENG-1", "acme:wiki/a/two"]
+    assert read == ["wiki/a/two.md"]  # the edited file is read again; the pull's record no longer fits it
+
+
 def test_principals_come_from_the_directory(tmp_path: Path) -> None:
     _write(tmp_path, "people.json", '{"users": [{"email": "bob@acme.io", "groups": ["finance"]}]}')
     connector = folder(tmp_path)

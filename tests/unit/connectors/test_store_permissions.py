@@ -93,3 +93,27 @@ def test_graph_edges_from_restricted_pages_do_not_connect_for_outsiders(store: K
     finance = store.graph(USERS["bob"])
     assert BUDGET not in public.docs and BUDGET in finance.docs
     assert all(BUDGET not in {n for n, _, _ in links} for links in public.adjacency.values())
+
+
+def test_dense_search_filters_both_ways_wide_and_narrow_askers(make_store) -> None:  # type: ignore[no-untyped-def]
+    """Askers who see most chunks get Chroma's unfiltered nearest chunks, filtered by the store; the others get
+    Chroma's ACL filter. Either way only visible chunks come back, and as many as were asked for."""
+    from datetime import UTC, datetime
+
+    from connectors.base import SourceDoc
+
+    def doc(n: int, acl: str, text: str) -> SourceDoc:
+        return SourceDoc(
+            id=f"t:{n}", source="t", kind="page", title=f"Doc {n}", text=text,
+            updated_at=datetime(2026, 1, 1, tzinfo=UTC), acl=frozenset({acl}),
+        )  # fmt: skip
+
+    store = make_store()
+    store.upsert([doc(n, "public", f"harbour crane schedule {n}") for n in range(6)])
+    store.upsert([doc(n, "group:t:x", f"secret zebra plan {n}") for n in range(6, 10)])
+    wide, narrow = frozenset({"public"}), frozenset({"group:t:x"})
+    assert (store._visible_share(wide), store._visible_share(narrow)) == (0.6, 0.4)
+    seen_wide = {h.doc_id for h in store.search_text("secret zebra plan", wide, 5, mode="dense")}
+    assert len(seen_wide) == 5 and all(int(d.split(":")[1]) < 6 for d in seen_wide)
+    seen_narrow = {h.doc_id for h in store.search_text("harbour crane schedule", narrow, 5, mode="dense")}
+    assert seen_narrow == {f"t:{n}" for n in range(6, 10)}

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from connectors.knowledge.chunks import ChunkVectors
+from connectors.knowledge.embedder import HashEmbedder
 from connectors.knowledge.store import KnowledgeStore
 from connectors.knowledge.tables import aliases, chunks, edges, sync_failures
 from connectors.sync import sync_source
@@ -49,6 +51,27 @@ def test_second_sync_embeds_nothing_and_an_edit_embeds_only_that_page(
     assert edited.chunks_embedded == _count(store, chunks, chunks.c.doc_id == KESTREL)
     hits = store.search_text("second plant in Brno", frozenset({"public"}), 3, mode="bm25")
     assert hits[0].doc_id == KESTREL
+
+
+def test_a_new_embedder_embeds_everything_again(
+    make_store: Callable[..., KnowledgeStore], acme_copy: Path, tmp_path: Path
+) -> None:
+    store = make_store()
+    connector = folder(acme_copy)
+    first = sync_source(store, connector)
+    assert sync_source(store, connector).chunks_embedded == 0
+
+    # The same database and Chroma folder, another embedder: its collection is empty, so nothing is "unchanged".
+    other = KnowledgeStore(
+        store.engine, ChunkVectors(HashEmbedder(dim=32), path=tmp_path / "store" / "chroma")
+    )
+    again = sync_source(other, connector)
+    assert (again.chunks_embedded, again.unchanged) == (first.chunks_embedded, 0)
+    assert other.vectors.count() == first.chunks_embedded
+    hits = other.search_text("Kestrel Motion Systems", frozenset({"public"}), 3, mode="dense")
+    assert hits
+    reopened = KnowledgeStore(store.engine, other.vectors)  # same embedder again: nothing to redo
+    assert sync_source(reopened, connector).chunks_embedded == 0
 
 
 def test_deleting_a_page_removes_chunks_edges_and_aliases(
