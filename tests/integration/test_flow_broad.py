@@ -43,7 +43,7 @@ def test_a_broad_question_goes_theme_entities_passages_and_answers_per_theme(run
     assert all(e["via"].startswith("theme") for e in out["evidence"])
     answer = out["answer"]
     assert answer["path"] == "broad" and answer["answered"]
-    assert len(answer["cited_docs"]) >= 4
+    assert len(answer["cited_docs"]) >= 3  # spread over several documents, one line per theme
     for line in answer["sentences"]:
         assert line["cites"] and line["text"].startswith("*")  # "*theme label*: quoted sentence [n] ..."
     numbers = {s["n"] for s in answer["sources"]}
