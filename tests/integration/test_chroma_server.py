@@ -65,7 +65,7 @@ def test_acl_filters_on_the_server(servers: Servers) -> None:
     assert seen("public") == {"d:1"}
     assert seen("public", "group:acme:finance") == {"d:1", "d:2"}
     assert seen("group:acme:ops") == {"d:3"}
-    vectors.delete_doc("d:2")
+    vectors.delete_docs(["d:2"])
     assert vectors.count() == 2
 
 
