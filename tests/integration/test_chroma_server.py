@@ -72,8 +72,10 @@ def test_acl_filters_on_the_server(servers: Servers) -> None:
 def test_the_token_is_sent_to_the_server(servers: Servers) -> None:
     database = servers.chroma.database()
     with _auth_proxy(servers.chroma.url) as guarded:
-        with pytest.raises(AuthorizationError):  # refused without the token
-            ChunkVectors(HashEmbedder(), url=guarded, database=database)
+        with pytest.raises(AuthorizationError):  # refused without the token (Chroma opens on first use)
+            ChunkVectors(HashEmbedder(), url=guarded, database=database).search(
+                "kestrel", frozenset({"public"}), 3
+            )
         vectors = ChunkVectors(HashEmbedder(), url=guarded, token=TOKEN, database=database)
         vectors.upsert(["d:1#0"], ["kestrel"], [{"doc_id": "d:1", "acl": ["public"]}])
         assert [h.doc_id for h in vectors.search("kestrel", frozenset({"public"}), 3)] == ["d:1"]
