@@ -353,6 +353,10 @@ _WORD_QUANTITY = re.compile(
 _MONEY = re.compile(r"[$€£]\s?\d|\d\s?(?:usd|eur|gbp|dollars|euros|pounds)\b", re.IGNORECASE)
 
 
+QUANTITY_KINDS = frozenset(["date", "number", "money"])  # answered only by a date or a quantity
+TYPED_KINDS = QUANTITY_KINDS | {"person", "place"}  # answered by a span of a known type
+
+
 def has_answer_shape(sentence: str, kind: str) -> bool:
     """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement)."""
     if kind == "date":

@@ -29,12 +29,20 @@ def plan(
     kept_ids = {e["id"] for e in kept}
     # Earlier turns as this asker may see them: evidence they cannot open is gone, and so is every gap whose
     # wording rests on it (a relation gap names the passage it came from).
+    # A follow-up made whole ("where are Corvo Leather based") may carry a name an earlier answer read in a
+    # passage this asker cannot open: such a turn keeps only the words its asker typed.
+    hidden_turns = {e["turn"] for e in state.get("evidence", []) if e["id"] not in kept_ids}
     history = [
         {
             **t,
             "evidence_ids": [i for i in t["evidence_ids"] if i in kept_ids],
             "gaps": [g for g in t["gaps"] if set(g["clues"]) <= kept_ids],
             "subjects": [x for x in t.get("subjects", []) if x["evidence_id"] in kept_ids],
+            "effective_question": (
+                t.get("effective_question", t["question"])
+                if not any(turn <= t["turn"] for turn in hidden_turns)
+                else t["question"]
+            ),
         }
         for t in state.get("turns", [])
     ]

@@ -60,7 +60,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             whole = plan.get("answer_type") == "list"  # a checklist asked as a whole: read all of it
             for name in plan.get("entities", []):
                 for doc_id in knowledge.resolve([name], principals).get(name, [])[:2]:
-                    hit, n, rest = _best_chunk(knowledge, doc_id, principals, focus)
+                    hit, n, rest = _best_chunk(knowledge, doc_id, principals, focus, with_rest=True)
                     skimmed += n
                     for chunk in (hit, rest):
                         if chunk is not None:
@@ -110,7 +110,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     # Second readings of documents already chosen: further search hits, and each document's best chunk for
     # the question (a policy's first chunk names it; its third holds the rule asked about).
     for e in [x for x in new if x["via"] == "text"]:  # entity and graph reads already took the best chunk
-        best, n, rest = _best_chunk(knowledge, e["doc_id"], principals, focus)
+        best, n, rest = _best_chunk(knowledge, e["doc_id"], principals, focus, with_rest=True)
         skimmed += n
         if best is not None and best.chunk_id not in have_chunks:
             more.insert(0, (best, e["via"], e["parent"], e["score"]))
@@ -160,7 +160,12 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
 
 
 def _best_chunk(
-    knowledge: KnowledgeReader, doc_id: str, principals: frozenset[str], focus: set[str]
+    knowledge: KnowledgeReader,
+    doc_id: str,
+    principals: frozenset[str],
+    focus: set[str],
+    *,
+    with_rest: bool = False,
 ) -> tuple[Any | None, int, Any | None]:
     """Two-level reading: skim each chunk (title + first sentence + its terms), read the best one; and the
     chunk that holds most of what the best one lacks (a question about "the customer that hosts our canary
@@ -176,6 +181,8 @@ def _best_chunk(
         return len(focus & term_set(hit.text)) + 0.5 * len(focus & term_set(first)) - 0.01 * chunks.index(hit)
 
     best = max(chunks, key=skim)
+    if not with_rest:
+        return best, len(chunks), None
     lacking = focus - term_set(best.text) - term_set(best.title)
     gains = [(len(lacking & term_set(c.text)), -i, c) for i, c in enumerate(chunks) if c is not best]
     gain, _, rest = max(gains, key=lambda g: g[:2]) if lacking else (0, 0, None)

@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from connectors.text import TICKET_KEY, normalise, tokens
-from graph_flows.reading import UNIT_SEPARATOR, YEAR, Unit, has_answer_shape, holds, term_set, values
+from graph_flows.reading import (
+    TYPED_KINDS,
+    UNIT_SEPARATOR,
+    YEAR,
+    Unit,
+    has_answer_shape,
+    holds,
+    term_set,
+    values,
+)
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import constraint_words, pick_direction
@@ -31,8 +40,6 @@ from graph_flows.reasoners.offline.reflect import (
     readable_units,
 )
 from graph_flows.state import Evidence
-
-SHAPED_KINDS = frozenset(["date", "number", "money", "person", "place"])
 
 
 def compose(
@@ -285,7 +292,7 @@ def scored_units(
         if has_answer_shape(unit.text, kind):
             shape = w.CAUSE_BONUS + w.SHAPE_BONUS if kind == "explanation" else w.SHAPE_BONUS
         else:  # "when" answered by a sentence with no date in it is not an answer, however close its words
-            shape = -w.SHAPELESS if kind in SHAPED_KINDS else 0.0
+            shape = -w.SHAPELESS if kind in TYPED_KINDS else 0.0
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
         chosen = w.CHOSEN_PASSAGE if e is parts[0] else 0.0  # the passage reflect established it with
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i
@@ -313,7 +320,7 @@ def cover_rest(
         if eid in by_id:
             held |= term_set(by_id[eid]["title"])
     rest = {t: v for t, v in weights.items() if t not in named and not holds(frozenset(held), t)}
-    shaped = kind not in SHAPED_KINDS or any(has_answer_shape(u.text, kind) for u, _ in picked)
+    shaped = kind not in TYPED_KINDS or any(has_answer_shape(u.text, kind) for u, _ in picked)
     if not rest and shaped:
         return []
     best: tuple[float, Unit | None, str] = (0.0, None, "")

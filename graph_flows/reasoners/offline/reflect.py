@@ -19,6 +19,8 @@ from typing import Any
 
 from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
+    QUANTITY_KINDS,
+    TYPED_KINDS,
     Unit,
     addresses_assistant,
     has_answer_shape,
@@ -317,7 +319,7 @@ def _carry_unseen(
         u = r.dense_best
         if u is None or r.unit_dense < w.CARRY_DENSE or len(tokens(u.text)) < w.STATEMENT_WORDS:
             continue
-        if kind in {"date", "number", "money"} and not has_answer_shape(u.text, kind):
+        if kind in QUANTITY_KINDS and not has_answer_shape(u.text, kind):
             continue
         around, own = context_terms(r.evidence, u), term_set(u.text)
         seen = {t for t in weights if t not in unseen and (holds(around, t) or holds(own, t))}
@@ -430,11 +432,9 @@ def best_chain_for(
             paraphrased = len(chain) == 1 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if kind in {"date", "number", "money", "person", "place", "explanation"} and not has_answer_shape(
-            reading.best, kind
-        ):
+        if (kind in TYPED_KINDS or kind == "explanation") and not has_answer_shape(reading.best, kind):
             # a "when" or "how many" the unit holds no date or quantity for is not answered by it
-            coverage *= w.SHAPELESS_FACT if kind in {"date", "number", "money"} else w.SHAPE_PENALTY
+            coverage *= w.SHAPELESS_FACT if kind in QUANTITY_KINDS else w.SHAPE_PENALTY
         elif kind == "explanation":
             coverage += w.CAUSE_BONUS  # "blocked by", "because": the unit gives a reason, as "why" asks
         if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):

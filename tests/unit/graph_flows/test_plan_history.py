@@ -39,8 +39,8 @@ class Recorder:
 
 def _state(principals: list[str]) -> dict[str, Any]:
     evidence = [
-        {"id": "E1", "chunk_id": "c1", "doc_id": "d1"},
-        {"id": "E2", "chunk_id": "c2", "doc_id": "d2"},
+        {"id": "E1", "chunk_id": "c1", "doc_id": "d1", "turn": 1},
+        {"id": "E2", "chunk_id": "c2", "doc_id": "d2", "turn": 1},
     ]
     turn = {
         "turn": 1,
@@ -49,7 +49,7 @@ def _state(principals: list[str]) -> dict[str, Any]:
         "evidence_ids": ["E1", "E2"],
         "gaps": [],
         "answered": True,
-        "effective_question": "which vendor makes our saddles?",
+        "effective_question": "which vendor does Corvo Leather use for saddles?",
         "subjects": [
             {"name": "Corvo Leather", "evidence_id": "E2"},
             {"name": "Saddle Guide", "evidence_id": "E1"},
@@ -76,3 +76,13 @@ def test_the_asker_who_may_open_them_keeps_them() -> None:
     state = _state(["user:fin@x.io", "group:finance"])
     plan(state, knowledge=Knowledge(), reasoner=reasoner, flow_settings=FlowConfig())
     assert [s["name"] for s in reasoner.history[0]["subjects"]] == ["Corvo Leather", "Saddle Guide"]
+
+
+def test_a_question_made_whole_from_a_hidden_passage_reaches_others_as_typed() -> None:
+    public = Recorder()
+    plan(_state(["user:public@x.io"]), knowledge=Knowledge(), reasoner=public, flow_settings=FlowConfig())
+    assert public.history[0]["effective_question"] == "which vendor makes our saddles?"
+    finance = Recorder()
+    state = _state(["user:fin@x.io", "group:finance"])
+    plan(state, knowledge=Knowledge(), reasoner=finance, flow_settings=FlowConfig())
+    assert finance.history[0]["effective_question"] == "which vendor does Corvo Leather use for saddles?"
