@@ -157,6 +157,22 @@ STOPWORDS = frozenset(
         "shall",
         "s",
         "t",
+        # a relative pronoun and hedges: they say how something is asked, not what about; rare in pages, so
+        # kept they would outweigh the subject ("whose", "actually", "ultimately")
+        "whose",
+        "actually",
+        "ultimately",
+        "roughly",
+        "basically",
+        "really",
+        "exactly",
+        "approximately",
+        "anyone",
+        "someone",
+        "anybody",
+        "somebody",
+        "anything",
+        "something",
     ]
 )
 

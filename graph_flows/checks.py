@@ -6,11 +6,21 @@ side with their dates, and confidence is computed from coverage and support, not
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from connectors.text import normalise, tokens
-from graph_flows.reading import says_it_replaces, sentences, stem, term_set, value_kind, values
+from graph_flows.reading import (
+    MONTHS,
+    corrected,
+    holds,
+    says_it_replaces,
+    sentences,
+    stem,
+    term_set,
+    value_kind,
+    values,
+)
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.state import Evidence
 
@@ -18,6 +28,7 @@ CONFLICT_OVERLAP = 0.6  # share of content terms two sentences must have to be a
 CONFLICT_SHARED = 3  # and at least this many terms in common
 SUCCESSOR_OVERLAP = 0.3  # a policy and the one that replaces it: the same rule reworded shares less
 SUCCESSOR_SHARED = 2
+ASKED_SHARE = 0.5  # or both statements hold this share of the question's words: the asked fact, twice
 
 
 def verify_citations(
@@ -35,7 +46,9 @@ def verify_citations(
     return kept, dropped
 
 
-def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) -> list[dict[str, Any]]:
+def find_conflicts(
+    cited: Sequence[ComposedSentence], pool: Sequence[Evidence], asked: Iterable[str] = ()
+) -> list[dict[str, Any]]:
     """Statements of the same fact with different values (amounts, numbers, dates) in different documents.
 
     Each conflict lists its sides newest first (by updated date, then version) so the answer can say which is
@@ -43,6 +56,17 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
     aspects (the two sides of a comparison) describe different things: their values never conflict.
     """
     conflicts: list[dict[str, Any]] = []
+    asked_terms = frozenset(t for t in asked if not any(ch.isdigit() for ch in t))
+
+    def states_the_asked(title: str, text: str) -> bool:
+        """The question's own words are where the value is: its title and sentence (a spec row, a comment)."""
+        if "\n" in text:
+            return False  # a list states many facts, none of them the asked one alone
+        held = term_set(f"{title} {text}")
+        return bool(asked_terms) and sum(holds(held, t) for t in asked_terms) >= ASKED_SHARE * len(
+            asked_terms
+        )
+
     by_id = {e["id"]: e for e in pool}
     successors = successor_of(pool)
     aspects_of: dict[str, set[str]] = {}
@@ -79,16 +103,27 @@ def find_conflicts(cited: Sequence[ComposedSentence], pool: Sequence[Evidence]) 
                 overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
                 other_values = values(candidate)
                 kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
-                if overlap < need or len(shared) < shared_min or not kinds:
+                same_fact = (overlap >= need and len(shared) >= shared_min) or (
+                    states_the_asked(own["title"], sentence.text)
+                    and states_the_asked(other["title"], candidate)
+                )
+                if not same_fact or not kinds:
                     continue
-                if other_values & own_values:
+                # the same value stated twice agrees, unless one says it is wrong ("8.5 hours, not 10 hours")
+                own_said, other_said = (
+                    own_values - corrected(sentence.text),
+                    other_values - corrected(candidate),
+                )
+                if other_values & own_values and not (own_said and other_said and not own_said & other_said):
                     continue
+                if about_siblings(f"{own['title']} {sentence.text}", f"{other['title']} {candidate}"):
+                    continue  # the P2's payload and the P3's are two facts, not one fact twice
                 pair = tuple(sorted((own["doc_id"], other["doc_id"])))
                 if pair in seen_pairs:
                     continue
                 seen_pairs.add(pair)  # type: ignore[arg-type]
                 sides = sorted(
-                    [_side(own, sentence.text, own_values), _side(other, candidate, other_values)],
+                    [_side(own, sentence.text, own_said), _side(other, candidate, other_said)],
                     key=lambda s: (s["updated_at"], _version_key(s["version"])),
                     reverse=True,
                 )
@@ -137,6 +172,28 @@ def _words_of(text: str, stems: frozenset[str]) -> str:
         if stem(token) in stems and token not in words:
             words.append(token)
     return " ".join(words[:6])
+
+
+# A model's name: a code ("P3", "X100") or a capitalised word and a small number ("Fen 7"), not a date.
+_MODEL_NAME = re.compile(r"\b([A-Za-z]{1,3})(\d{1,4})\b|\b([A-Z][a-z]{2,})\s(\d{1,3})\b(?![.,:/]\d)")
+
+
+def model_names(text: str) -> set[tuple[str, str]]:
+    """(family, number) of each model name in a text: "Pallas P3" -> ("p", "3"), "Fen 7 Cargo" -> ("fen", "7")."""
+    out = set()
+    for m in _MODEL_NAME.finditer(text):
+        family, number = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if family.lower() not in MONTHS:
+            out.add((family.lower(), number))
+    return out
+
+
+def about_siblings(a: str, b: str) -> bool:
+    """Whether two texts speak of different members of one family of models: "Pallas P2 ... 300 kg" and "P3:
+    600 kg" share no model but the family, so their values are two facts, not one fact stated twice. Texts that
+    share a model may be about the same thing."""
+    names_a, names_b = model_names(a), model_names(b)
+    return not names_a & names_b and bool({f for f, _ in names_a} & {f for f, _ in names_b})
 
 
 def _fact_terms(text: str) -> frozenset[str]:

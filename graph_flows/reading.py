@@ -115,13 +115,51 @@ _QUESTION_FORM = re.compile(
 
 
 def question_terms(question: str) -> list[str]:
-    """The content terms of a question: its terms without the words of its form."""
-    return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), question))
+    """The content terms of a question: its terms without the words of its form, a measure adjective read as
+    the dimension pages name ("how loud" -> noise, "faster" -> speed)."""
+    asked = _COMPARATIVE.sub(lambda m: DIMENSIONS[m.group(0).lower()], question)
+    return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), asked))
+
+
+# Measure adjectives and their comparatives -> the dimension a spec table or a sentence names. General English,
+# like the derivations above: pages say "Noise level: 62 dB(A)", people ask "how loud", "is it quieter".
+DIMENSIONS = {
+    "loud": "noise",
+    "louder": "noise",
+    "quieter": "noise",
+    "fast": "speed",
+    "faster": "speed",
+    "slower": "speed",
+    "quicker": "speed",
+    "heavy": "weight",
+    "heavier": "weight",
+    "lighter": "weight",
+    "tall": "height",
+    "taller": "height",
+    "wide": "width",
+    "wider": "width",
+    "big": "size",
+    "bigger": "size",
+    "large": "size",
+    "larger": "size",
+    "smaller": "size",
+    "old": "age",
+    "older": "age",
+    "cheaper": "price",
+    "pricier": "price",
+}
+_COMPARATIVES = "|".join(k for k in DIMENSIONS if k.endswith("er"))
+# a comparative that compares ("faster than", "which is heavier?", "how much cheaper"), not "the lighter pack"
+_COMPARATIVE = re.compile(
+    rf"\b(?:{_COMPARATIVES})\b(?=\s+than\b|\s*[?.!]?\s*$)|(?<=\bmuch\s)(?:{_COMPARATIVES})\b", re.IGNORECASE
+)
 
 
 def _form_keep(form: str) -> str:
-    """Of "what purchase amount", keep "purchase": only the form words go."""
+    """Of "what purchase amount", keep "purchase"; of "how loud", the dimension asked: only the form goes."""
     words = form.split()
+    if words[0].lower() == "how" and words[-1].lower() in DIMENSIONS:
+        return DIMENSIONS[words[-1].lower()]
     if words[0].lower() in {"what", "which"} and len(words) > 2 and words[1].lower() not in _FORM_WORDS:
         return words[1]
     return " "
@@ -393,6 +431,25 @@ def values(sentence: str) -> set[str]:
     }
     found |= {m.group(0).lower() for m in _DATE.finditer(sentence)}
     return found
+
+
+_CORRECTION = re.compile(
+    r"\b(?:not|instead of|rather than|down from|up from|no longer|(?:was|were) previously|replacing)\s+"
+    r"(?:the\s+|an?\s+|about\s+)?(?=[$€£]?\d)",
+    re.IGNORECASE,
+)
+
+
+def corrected(sentence: str) -> set[str]:
+    """The values a sentence says are wrong or old ("8.5 hours, not 10 hours", "down from $60"): stated to be
+    corrected, they are not what it claims."""
+    out: set[str] = set()
+    for m in _CORRECTION.finditer(sentence):
+        found = values(sentence[m.end() : m.end() + 40])
+        first = min(found, key=lambda v: sentence.lower().find(v, m.end()), default=None)
+        if first:
+            out.add(first)
+    return out
 
 
 def value_kind(value: str) -> str:

@@ -13,6 +13,7 @@ from connectors.text import split_comments
 
 CHUNK_TOKENS = 220  # all-MiniLM-L6-v2 reads 256 word pieces; leave room for the title line
 CHUNK_OVERLAP = 30
+CHUNKING_VERSION = 2  # part of the store's vector space: a change re-chunks and re-embeds on the next sync
 
 
 @lru_cache(maxsize=1)
@@ -30,37 +31,61 @@ def _split(text: str, *, markdown: bool) -> list[str]:
     from llama_index.core.schema import Document
 
     md, splitter = _parsers()
-    docs = [Document(text=text)]
-    if markdown:
-        # One node per heading section, then small neighbouring sections merged: a heading with two lines
-        # under it is too little context to embed or to answer from.
-        sections = [n.get_content().strip() for n in md.get_nodes_from_documents(docs)]
-        docs = [Document(text=t) for t in _merge_small([s for s in sections if s])]
+    if not markdown:
+        return [n.get_content().strip() for n in splitter.get_nodes_from_documents([Document(text=text)])]
+    # One node per heading section, then small neighbouring sections merged: a heading with two lines under it
+    # is too little context to embed or to answer from.
+    sections = [n.get_content().strip() for n in md.get_nodes_from_documents([Document(text=text)])]
+    return [piece for section in _merge_small([s for s in sections if s]) for piece in _pack(section)]
+
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s+\S.*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def _pack(section: str) -> list[str]:
+    """A section's lines packed into chunks of at most CHUNK_TOKENS. A line (a table row, a list item) is
+    never cut; a continuation repeats the heading it sits under and, inside a table, the table's header row,
+    so every chunk reads on its own ("Weight | 21.5 kg" stays under "Spec | Fen 3"). A paragraph longer than
+    a chunk is split by sentences. Written here rather than with llama-index's splitters: they cut by tokens
+    across lines, mid-row."""
+    _, splitter = _parsers()
+    count = splitter._tokenizer  # the splitter's own tokenizer: the same budget it would apply
     out: list[str] = []
-    for doc in docs:
-        section = doc.text
-        for i, node in enumerate(splitter.get_nodes_from_documents([doc])):
-            piece = node.get_content().strip()
-            if not piece:
-                continue
-            heading = _heading_before(section, piece) if markdown and i else None
-            if heading and not piece.startswith("#"):
-                piece = f"{heading}\n{piece}"  # a continuation keeps the heading it sits under
-            out.append(piece)
-    return out
+    chunk: list[str] = []
+    size = 0
+    heading: str | None = None
+    header: list[str] = []  # the current table's header row and separator
 
+    def carried(for_row: bool) -> list[str]:
+        return ([heading] if heading else []) + (header if for_row else [])
 
-_HEADING_LINE = re.compile(r"^#{1,6}\s+\S.*$", re.MULTILINE)
-
-
-def _heading_before(section: str, piece: str) -> str | None:
-    """The last heading line of `section` above where `piece` starts (by its first line)."""
-    first = piece.splitlines()[0][:60]
-    at = section.find(first)
-    if at <= 0:
-        return None
-    above = _HEADING_LINE.findall(section[:at])
-    return above[-1].strip() if above else None
+    lines = section.splitlines()
+    for i, line in enumerate(lines):
+        is_row = line.lstrip().startswith("|")
+        if _HEADING_LINE.match(line):
+            heading = line.strip()
+        if not is_row:
+            header = []
+        elif not header and i + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[i + 1]):
+            header = [line, lines[i + 1]]
+        n = len(count(line)) + 1
+        if n > CHUNK_TOKENS:  # one long paragraph: by sentences, each piece under its heading
+            if chunk:
+                out.append("\n".join(chunk))
+            pieces = [p.strip() for p in splitter.split_text(line) if p.strip()]
+            out += ["\n".join([*carried(False), p]) if heading and p != heading else p for p in pieces]
+            chunk, size = [], 0
+            continue
+        if chunk and size + n > CHUNK_TOKENS and not _TABLE_SEPARATOR.match(line):
+            out.append("\n".join(chunk))
+            chunk = [c for c in carried(is_row) if c != line]
+            size = sum(len(count(c)) + 1 for c in chunk)
+        chunk.append(line)
+        size += n
+    if chunk and any(c.strip() for c in chunk):
+        out.append("\n".join(chunk).strip())
+    return [c for c in out if c.strip()]
 
 
 def _merge_small(sections: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ from connectors.base import SourceDoc
 from connectors.database import make_engine
 from connectors.knowledge import lexical
 from connectors.knowledge.acl import visible, visible_doc_ids
-from connectors.knowledge.chunking import chunk_texts
+from connectors.knowledge.chunking import CHUNKING_VERSION, chunk_texts
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
@@ -120,10 +120,11 @@ class KnowledgeStore:
 
     # ------------------------------------------------------------------ write side
     def _adopt_vector_space(self, conn: Any) -> None:
-        """Documents indexed with another embedder (another vector space, another Chroma collection) have no
+        """Documents indexed with another embedder or chunking (another vector space, another Chroma collection) have no
         vectors in this one's: their content hashes and source cursors are cleared, so the next sync reads
         and embeds everything again instead of calling it unchanged."""
-        name = self.vectors.embedder.name
+        # the chunking is part of the space: chunks cut another way are other vectors
+        name = f"{self.vectors.embedder.name}/chunking-{CHUNKING_VERSION}"
         stored = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "embedder")).scalar()
         if stored == name:
             return

@@ -48,7 +48,7 @@ def answer(
     pool = [
         e for e in evidence.values() if e["relevance"] >= THRESHOLDS.relevant and e["turn"] == state["turn"]
     ]
-    conflicts = find_conflicts(kept, pool)
+    conflicts = find_conflicts(kept, pool, asked=[t for a in plan["aspects"] for t in a["terms"]])
     kept = _prefer_newest(kept, conflicts)
     kept = list({(s.text, tuple(s.cites)): s for s in kept}.values())  # the newest side may already be stated
     lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]

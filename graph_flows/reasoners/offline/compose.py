@@ -15,14 +15,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from connectors.text import TICKET_KEY, normalise, tokens
+from connectors.text import STOPWORDS, TICKET_KEY, normalise, tokens
 from graph_flows.reading import (
+    DIMENSIONS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     YEAR,
     Unit,
     has_answer_shape,
     holds,
+    stem,
     term_set,
     values,
 )
@@ -34,6 +36,7 @@ from graph_flows.reasoners.offline.reflect import (
     context_terms,
     dense_support,
     dense_text,
+    focus_row,
     is_entity_passage,
     key_mentioned,
     mentions_all,
@@ -61,9 +64,13 @@ def compose(
             out.append(ComposedSentence(text=text, cites=[eid], aspect=aspect))
 
     side_values: list[tuple[str, str, str]] = []  # (side, value, evidence id) for a comparison's pick
-    for aspect in plan["aspects"]:
+    table = side_by_side(plan, evidence, lexicon) if plan.get("comparison") and established else []
+    for text, cited in table:
+        say(text, cited, None)
+    for aspect in [] if table else plan["aspects"]:
         chain = established.get(aspect["id"], [])
         weights = {t: lexicon.idf(t) for t in aspect["terms"]}
+        bridged: set[str] = set()  # what the chain's earlier links say: the answer says the rest
         for i, eid in enumerate(chain):
             e = by_id.get(eid)
             if e is None:
@@ -73,6 +80,7 @@ def compose(
                 bridge = bridge_unit(e, nxt)
                 if bridge:
                     say(bridge, eid, aspect["id"])
+                    bridged |= term_set(bridge) | term_set(e["title"])
                 continue
             if kind == "list":
                 listed = list_answer(e, aspect, weights, question, lexicon, evidence)
@@ -84,7 +92,12 @@ def compose(
                 # after a hop the question's own names belong to the first link; this passage answers the
                 # relation ("the father's place of death"), so the relation's words pick its unit
                 named = {t for name in aspect["entities"] for t in term_set(name)}
-                weights = {t: v for t, v in weights.items() if t not in named} or weights
+                held = frozenset(bridged)
+                weights = (
+                    {t: v for t, v in weights.items() if t not in named and not holds(held, t)}
+                    or {t: v for t, v in weights.items() if t not in named}
+                    or weights
+                )
             others = _other_sides(plan, aspect)
             asked = aspect["text"] if plan.get("comparison") else question  # a side is read for itself
             # a compared side is described from all its page says; a fact comes from the passage that holds it
@@ -127,6 +140,83 @@ def compose(
     return Composition(sentences=out, answered=bool(out), related=related)
 
 
+def side_by_side(
+    plan: dict[str, Any], evidence: Sequence[Evidence], lexicon: Lexicon
+) -> list[tuple[str, str]]:
+    """A comparison one table answers whole: the row of the asked attribute cut to the sides' columns ("Spec:
+    Payload · Pallas P3: 600 kg · Pallas P4: 1,000 kg"), or, where each side has its own row, those rows cut to
+    the attribute's column. Read from one table the sides are measured alike; nothing when no row or column
+    names the attribute."""
+    sides = [a["entities"][0] for a in plan["aspects"] if a["entities"]]
+    side_terms = [name_words(side) for side in sides]
+    if len(sides) < 2 or not all(side_terms):
+        return []
+    attribute = {
+        t: lexicon.idf(t)
+        for a in plan["aspects"]
+        for t in a["terms"]
+        if not any(t in own for own in side_terms)
+    }
+    # "how much bigger is X's battery": the battery is the dimension, "bigger" only says how to compare
+    dimensions = {stem(d) for d in DIMENSIONS.values()}
+    readings = [attribute, {t: v for t, v in attribute.items() if t not in dimensions}]
+    readings = [r for r in readings if sum(r.values())]
+    if not readings:
+        return []
+
+    def share(text: str) -> float:
+        held = term_set(text)
+        return max(sum(v for t, v in r.items() if holds(held, t)) / sum(r.values()) for r in readings)
+
+    best: tuple[float, list[tuple[str, str]]] = (0.0, [])
+    for e in evidence:
+        rows = [u for u in readable_units(e) if u.kind == "row"]
+        for unit in rows:  # sides as columns: one row holds every side's value
+            cells = _cells_of(unit)
+            columns = [i for i, (name, _) in enumerate(cells) if i and _names_a_side(name, side_terms)]
+            found = {j for i in columns for j, own in enumerate(side_terms) if own <= name_words(cells[i][0])}
+            score = share(f"{cells[0][1]} {unit.heading}")
+            if len(found) == len(sides) and score > best[0]:
+                best = (score, [(_cut(cells, [0, *columns]), e["id"])])
+        blocks: dict[int, list[Unit]] = {}
+        for unit in rows:
+            blocks.setdefault(unit.block, []).append(unit)
+        for block in blocks.values():  # sides as rows: each side's row, cut to the attribute's column
+            header = _cells_of(block[0])
+            column, score = max(
+                ((i, share(name)) for i, (name, _) in enumerate(header) if i),
+                key=lambda item: item[1],
+                default=(0, 0.0),
+            )
+            mine = [u for own in side_terms for u in block if own <= name_words(u.label)][: len(sides)]
+            if column and len({u.label for u in mine}) == len(sides) and score > best[0]:
+                best = (score, [(_cut(_cells_of(u), [0, column]), e["id"]) for u in mine])
+    return best[1] if best[0] >= w.TABLE_ATTRIBUTE else []
+
+
+def _cells_of(unit: Unit) -> list[tuple[str, str]]:
+    """A row's (column name, value) pairs as rendered ("Spec: Payload" -> ("Spec", "Payload"))."""
+    out = []
+    for cell in unit.text.split(UNIT_SEPARATOR):
+        name, _, value = cell.partition(": ")
+        out.append((name, value) if value else ("", name))
+    return out
+
+
+def name_words(name: str) -> frozenset[str]:
+    """The words of a name, numbers kept ("Fen 7" is not "Fen 5")."""
+    return frozenset(t for t in tokens(name) if t not in STOPWORDS)
+
+
+def _names_a_side(column: str, side_terms: Sequence[frozenset[str]]) -> bool:
+    held = name_words(column)
+    return any(own <= held for own in side_terms)
+
+
+def _cut(cells: list[tuple[str, str]], keep: Sequence[int]) -> str:
+    return UNIT_SEPARATOR.join(f"{cells[i][0]}: {cells[i][1]}" if cells[i][0] else cells[i][1] for i in keep)
+
+
 def closest(
     plan: dict[str, Any], evidence: Sequence[Evidence], lexicon: Lexicon, seen: set[str]
 ) -> list[ComposedSentence]:
@@ -154,11 +244,8 @@ def unit_text(unit: Unit, focus: Sequence[str] = ()) -> str:
     a short list item its heading."""
     if unit.kind == "item" and unit.heading and len(tokens(unit.text)) < 12:
         return f"{unit.heading}: {unit.text}"
-    if unit.kind == "row" and focus:
-        cells = unit.text.split(UNIT_SEPARATOR)
-        asked = [c for c in cells[1:] if any(mentions_all([f], [c.split(":", 1)[0]]) for f in focus)]
-        if asked and len(asked) < len(cells) - 1:
-            return UNIT_SEPARATOR.join([cells[0], *dict.fromkeys(asked)])
+    if unit.kind == "row":
+        return focus_row(unit.text, focus)
     return unit.text
 
 

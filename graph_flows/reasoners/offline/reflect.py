@@ -21,6 +21,7 @@ from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
     QUANTITY_KINDS,
     TYPED_KINDS,
+    UNIT_SEPARATOR,
     Unit,
     addresses_assistant,
     has_answer_shape,
@@ -388,9 +389,11 @@ def best_chain_for(
             ):
                 candidates.append((eid, [namer, eid], True))
     for eid, chain, by_name in candidates:
-        reading = readings[eid]
-        covered: set[str] = set()
-        for link in chain:
+        reading = (
+            readings[eid] if len(chain) == 1 else answering_reading(readings, chain, weights, total, kind)
+        )
+        covered: set[str] = set(reading.covered)
+        for link in chain[:-1]:
             covered |= readings[link].covered
         lexical_part = sum(weights[t] for t in covered) / total
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
@@ -425,14 +428,16 @@ def best_chain_for(
             heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
             # after a hop: what the bridge units say (why the chain goes on) and the answering unit; the
             # pages' other sentences do not count ("shipped" somewhere on a roadmap is not robots shipped)
-            held = set(readings[chain[-1]].covered)
+            held = set(reading.covered)
             for link, nxt in pairwise(chain):
                 said = f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
                 held |= {t for t in relation if holds(term_set(said), t)} | readings[link].covered
             paraphrased = len(chain) == 1 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if (kind in TYPED_KINDS or kind == "explanation") and not has_answer_shape(reading.best, kind):
+        # a row's value is the asked column's, not a sibling's; its column names are no value ("Fen 9: n/a")
+        answer = row_values(focus_row(reading.best, constraints))
+        if (kind in TYPED_KINDS or kind == "explanation") and not has_answer_shape(answer, kind):
             # a "when" or "how many" the unit holds no date or quantity for is not answered by it
             coverage *= w.SHAPELESS_FACT if kind in QUANTITY_KINDS else w.SHAPE_PENALTY
         elif kind == "explanation":
@@ -448,6 +453,50 @@ def best_chain_for(
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
             best = (chain, coverage, frozenset(covered))
     return best
+
+
+def focus_row(text: str, focus: Sequence[str]) -> str:
+    """A table row cut to the columns the question names, with its label: "Spec: Top speed · P4: 2.0 m/s",
+    not every sibling's value. Other text, or a row naming none of them, is left whole."""
+    if not focus or UNIT_SEPARATOR not in text:
+        return text
+    cells = text.split(UNIT_SEPARATOR)
+    asked = [c for c in cells[1:] if any(mentions_all([f], [c.split(":", 1)[0]]) for f in focus)]
+    if asked and len(asked) < len(cells) - 1:
+        return UNIT_SEPARATOR.join([cells[0], *dict.fromkeys(asked)])
+    return text
+
+
+def row_values(text: str) -> str:
+    """A rendered row without its column names: what its cells say."""
+    if UNIT_SEPARATOR not in text:
+        return text
+    return UNIT_SEPARATOR.join(cell.partition(": ")[2] or cell for cell in text.split(UNIT_SEPARATOR))
+
+
+def answering_reading(
+    readings: dict[str, Reading], chain: list[str], weights: dict[str, float], total: float, kind: str
+) -> Reading:
+    """After a hop the last passage answers what the earlier links leave unsaid: its unit is read against the
+    rest of the question ("the motors whose late delivery held up Android 4.2" is the bridge's; "which company
+    makes" is the answer's), not against what the bridge already matched."""
+    last = readings[chain[-1]]
+    prior = set().union(*(readings[link].covered for link in chain[:-1]))
+    rest = {t: v for t, v in weights.items() if t not in prior}
+    if not rest:
+        return last
+    onward = read(last.evidence, rest, total, kind)
+    if onward.coverage <= 0:
+        return last
+    return Reading(
+        evidence=last.evidence,
+        best=onward.best,
+        covered=onward.covered,
+        coverage=onward.coverage,
+        anywhere=last.anywhere,
+        unit_dense=last.unit_dense,
+        dense_best=last.dense_best,
+    )
 
 
 def _grounded(
@@ -469,7 +518,26 @@ def _grounded(
     at_answer = sum(mentions_all([c], near) for c in constraints)
     if not mentions_all(constraints, anywhere) or 2 * at_answer < len(constraints):
         return False
-    return not any(names_a_sibling(reading.best, c) for c in constraints)
+    if not mentions_all([c for c in constraints if VERSION.fullmatch(c)], near):
+        return False  # a release is named where its facts are: "4.3" on a page of 4.2 plans is a passing word
+    if any(_other_release(reading.best, v, constraints) for v in constraints if VERSION.fullmatch(v)):
+        return False
+    # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling
+    return not any(names_a_sibling(reading.best, c) or names_a_sibling(last["title"], c) for c in constraints)
+
+
+def _other_release(text: str, version: str, constraints: Sequence[str]) -> bool:
+    """The unit names the asked release number of another product: "iOS 4.3" where "Android 4.3" was asked."""
+    found = re.finditer(rf"(\w+)\s+{re.escape(version)}(?![\d]|\.\d)", text)
+    # a product names its release ("iOS 4.3", "Android 4.3"); "release 4.3", "version 4.3" name no product
+    before = [
+        m.group(1).lower()
+        for m in found
+        if m.group(1) != m.group(1).lower()
+        and not re.fullmatch(_VARIANT_WORDS + "|release", m.group(1).lower())
+    ]
+    named = set(constraints) - {version}
+    return bool(before) and bool(named) and not any(word in named for word in before)
 
 
 _CODE_PARTS = re.compile(r"^([a-z]+)(\d+)$")

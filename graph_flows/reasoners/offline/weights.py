@@ -54,4 +54,5 @@ RELATED_MIN = 0.45  # a closest-passage unit (shown when nothing answers) must s
 COVER_GAIN = 0.15  # a further unit is quoted when it covers this share of the question left unsaid
 ROW_LABEL = 0.3  # a table row whose first cell is the asked name, over rows that merely mention it
 SECTION_PROSE = 2  # sentences of a listed section's prose kept with its list (its rule, its condition)
+TABLE_ATTRIBUTE = 0.5  # a comparison is read off one table when a row or column names this share of the asked
 MAX_LIST_ITEMS = 25  # items of a list answer; the rest are counted, not shown

@@ -221,3 +221,32 @@ def test_a_broken_people_file_is_a_failure_and_grants_no_groups(tmp_path: Path) 
         "public",
         "user:ann@nimbus.dev",
     }
+
+
+def test_a_long_table_is_chunked_between_rows_each_chunk_under_its_header_row() -> None:
+    rows = "\n".join(
+        f"| Part {i} | {i}.5 kg | {i * 3}.25 m/s | shipped from depot {i} by road |" for i in range(40)
+    )
+    text = f"# Parts\n\nIntro line.\n\n## Catalogue\n\n| Part | Weight | Speed | Notes |\n|---|---|---|---|\n{rows}\n"
+    doc = SourceDoc(
+        id="t:p",
+        title="Parts",
+        text=text,
+        kind="page",
+        url="",
+        acl={"public"},
+        source="t",
+        updated_at="2026-01-01",
+    )
+    chunks = chunk_texts(doc)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        body = [line for line in chunk.splitlines() if line.startswith("| Part ") and "kg" in line]
+        if body:  # every piece of the table sits under its heading and keeps its header row
+            assert chunk.splitlines()[0] == "## Catalogue"
+            assert "| Part | Weight | Speed | Notes |" in chunk
+        assert all(line.endswith("by road |") for line in body)  # no row is cut
+    found = [
+        line for chunk in chunks for line in chunk.splitlines() if line.startswith("| Part ") and "kg" in line
+    ]
+    assert len(set(found)) == 40

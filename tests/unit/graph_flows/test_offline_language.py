@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graph_flows.checks import find_conflicts, successor_of
+from graph_flows.checks import about_siblings, find_conflicts, successor_of
 from graph_flows.reading import (
     addresses_assistant,
     answer_type,
@@ -20,7 +20,7 @@ from graph_flows.reading import (
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence
-from graph_flows.reasoners.offline.compose import best_units, cover_rest, unit_text
+from graph_flows.reasoners.offline.compose import best_units, cover_rest, side_by_side, unit_text
 from graph_flows.reasoners.offline.language import (
     comparison_sides,
     constraint_words,
@@ -28,7 +28,14 @@ from graph_flows.reasoners.offline.language import (
     is_followup,
     pick_direction,
 )
-from graph_flows.reasoners.offline.reflect import mentions_all, names_a_sibling, reflect
+from graph_flows.reasoners.offline.reflect import (
+    _other_release,
+    focus_row,
+    mentions_all,
+    names_a_sibling,
+    reflect,
+    row_values,
+)
 
 
 class Lexicon:
@@ -334,6 +341,11 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("how many desks does the Leeds office have?", ["desk", "leed", "offic"]),
         ("how long is the cooling-off period?", ["cool", "period"]),
         ("at what invoice amount does the CFO sign?", ["invoic", "cfo", "sign"]),
+        # a measure adjective asks for the dimension pages name
+        ("how loud is the F5 compressor?", ["nois", "f5", "compressor"]),
+        ("how much faster is the F7 than the F5?", ["speed", "f7", "f5"]),
+        ("which trailer is heavier?", ["trailer", "weight"]),
+        ("pack the lighter tent", ["pack", "lighter", "tent"]),  # not a comparison: the word stays
     ],
 )
 def test_question_terms_leave_out_the_question_form(question: str, expected: list[str]) -> None:
@@ -373,6 +385,67 @@ def test_a_release_number_is_a_constraint_and_its_neighbour_a_sibling() -> None:
     assert not mentions_all(["5.1"], ["The 5.12 release ships in June."])
     assert names_a_sibling("Milestone: 5.0 rollout starts", "5.1")
     assert not names_a_sibling("Milestone: 5.1 rollout starts", "5.1")
+
+
+def test_a_release_of_another_product_is_not_the_asked_one() -> None:
+    assert _other_release("Tracking ticket for Web 6.1, target June.", "6.1", ["desktop", "6.1"])
+    assert not _other_release("Desktop 6.1 and Web 6.1 ship together.", "6.1", ["desktop", "6.1"])
+    assert not _other_release("App release 6.1 is planned for June.", "6.1", ["desktop", "6.1"])
+
+
+def test_a_row_has_the_asked_shape_only_in_the_asked_column() -> None:
+    row = "Spec: Range · Fen 5: 80 km · Fen 9 (prototype): not yet measured"
+    assert focus_row(row, ["9"]) == "Spec: Range · Fen 9 (prototype): not yet measured"
+    assert not has_answer_shape(row_values(focus_row(row, ["9"])), "number")
+    assert has_answer_shape(row_values(focus_row(row, ["5"])), "number")
+
+
+def _comparison(question: str, sides: list[str]) -> dict:
+    terms = question_terms(question)
+    aspects = [
+        {"id": f"a{i}", "text": question, "terms": terms, "entities": [s]} for i, s in enumerate(sides)
+    ]
+    return {"comparison": True, "aspects": aspects, "answer_type": "thing", "effective_question": question}
+
+
+def test_a_comparison_one_table_holds_is_read_off_its_row() -> None:
+    table = "| Spec | Fen 5 | Fen 7 | Fen 9 |\n|---|---|---|---|\n| Range | 80 km | 120 km | 150 km |\n| Charge time | 4 h | 5 h | 6 h |"
+    e = _evidence("E1", "d:specs", "Fen specifications", table, "2026-01-01")
+    rows = side_by_side(
+        _comparison("how do the Fen 7 and Fen 9 compare on range?", ["Fen 7", "Fen 9"]), [e], Lexicon([])
+    )
+    assert rows == [("Spec: Range · Fen 7: 120 km · Fen 9: 150 km", "E1")]
+    # nothing in the table names what is asked: no row is read
+    assert (
+        side_by_side(
+            _comparison("how do the Fen 7 and Fen 9 differ in colour?", ["Fen 7", "Fen 9"]), [e], Lexicon([])
+        )
+        == []
+    )
+
+
+def test_a_comparison_of_rows_is_read_off_the_asked_column() -> None:
+    table = "| Plan | Seats | Storage |\n|---|---|---|\n| Basic | 5 | 10 GB |\n| Team | 25 | 100 GB |\n| Max | 100 | 1 TB |"
+    e = _evidence("E1", "d:plans", "Plans", table, "2026-01-01")
+    rows = side_by_side(
+        _comparison("how do Basic and Max compare on storage?", ["Basic", "Max"]), [e], Lexicon([])
+    )
+    assert rows == [("Plan: Basic · Storage: 10 GB", "E1"), ("Plan: Max · Storage: 1 TB", "E1")]
+
+
+def test_values_of_sibling_models_never_conflict() -> None:
+    a = _evidence("E1", "d:a", "Fen 5 Datasheet", "Spec: Range · Value: 80 km", "2026-01-01")
+    b = _evidence(
+        "E2", "d:b", "Fen specifications", "Spec: Range · Fen 7: 120 km · Fen 9: 150 km", "2026-02-01"
+    )
+    c = _evidence(
+        "E3", "d:c", "FEN-12", "The Fen 7 range measured on site is 104 km, not 120 km.", "2026-03-01"
+    )
+    cited = [ComposedSentence(text=b["text"], cites=["E2"], aspect="a1")]
+    assert about_siblings("Fen 5 datasheet", "Fen 7: 120 km") and about_siblings("P2 datasheet", "P3: 600 kg")
+    assert not about_siblings("Fen 7 spec", "Fen 7 measured") and not about_siblings("March 3", "March 9")
+    assert find_conflicts([ComposedSentence(text=c["text"], cites=["E3"], aspect="a1")], [b, c])  # type: ignore[arg-type]
+    assert find_conflicts(cited, [a, b]) == []  # type: ignore[arg-type]
 
 
 def test_the_row_of_the_asked_name_beats_a_row_that_mentions_it() -> None:

@@ -161,7 +161,7 @@ class NeverSatisfied(OfflineReasoner):
 def test_n_configured_rounds_means_exactly_n_retrieve_calls(cap: int) -> None:
     flow = build_flow(FakeKnowledge(), NeverSatisfied(), FlowConfig(max_rounds=cap), checkpointer=None)
     out = Investigator(flow=flow, flow_settings=FlowConfig(max_rounds=cap)).ask(
-        "t:c:1", "anything", asker="a@b.c", principals=frozenset({"public"})
+        "t:c:1", "widgets", asker="a@b.c", principals=frozenset({"public"})
     )
     assert sum(1 for s in out["trace"] if s["node"] == "retrieve") == cap
     assert out["stop_reason"] == "round_cap"
@@ -171,7 +171,7 @@ def test_a_loop_that_keeps_returning_the_same_document_stops_before_the_cap() ->
     knowledge = FakeKnowledge(same=True)
     flow = build_flow(knowledge, NeverSatisfied(), FlowConfig(max_rounds=5), checkpointer=None)
     out = Investigator(flow=flow, flow_settings=FlowConfig(max_rounds=5)).ask(
-        "t:c:2", "anything", asker="a@b.c", principals=frozenset({"public"})
+        "t:c:2", "widgets", asker="a@b.c", principals=frozenset({"public"})
     )
     rounds = sum(1 for s in out["trace"] if s["node"] == "retrieve")
     assert rounds == 2 and out["stop_reason"] == "no_new_evidence"
