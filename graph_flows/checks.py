@@ -28,7 +28,7 @@ CONFLICT_OVERLAP = 0.6  # share of content terms two sentences must have to be a
 CONFLICT_SHARED = 3  # and at least this many terms in common
 SUCCESSOR_OVERLAP = 0.3  # a policy and the one that replaces it: the same rule reworded shares less
 SUCCESSOR_SHARED = 2
-ASKED_SHARE = 0.5  # or both statements hold this share of the question's words: the asked fact, twice
+ASKED_SHARE = 0.75  # or both statements hold this share of the question's words: the asked fact, twice
 
 
 def verify_citations(
@@ -103,9 +103,15 @@ def find_conflicts(
                 overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
                 other_values = values(candidate)
                 kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
-                same_fact = (overlap >= need and len(shared) >= shared_min) or (
-                    states_the_asked(own["title"], sentence.text)
-                    and states_the_asked(other["title"], candidate)
+                # "95 km, not the 110 km on the datasheet": a statement correcting the very value the other states
+                corrects = bool(corrected(sentence.text) & other_values) and len(shared) >= 1
+                same_fact = (
+                    (overlap >= need and len(shared) >= shared_min)
+                    or corrects
+                    or (
+                        states_the_asked(own["title"], sentence.text)
+                        and states_the_asked(other["title"], candidate)
+                    )
                 )
                 if not same_fact or not kinds:
                     continue

@@ -443,7 +443,9 @@ _CORRECTION = re.compile(
 def corrected(sentence: str) -> set[str]:
     """The values a sentence says are wrong or old ("8.5 hours, not 10 hours", "down from $60"): stated to be
     corrected, they are not what it claims."""
-    out: set[str] = set()
+    out = {
+        v for v in values(sentence) if re.search(rf"{re.escape(v)}\s*(?:->|→)", sentence.lower())
+    }  # "14 -> 30"
     for m in _CORRECTION.finditer(sentence):
         found = values(sentence[m.end() : m.end() + 40])
         first = min(found, key=lambda v: sentence.lower().find(v, m.end()), default=None)

@@ -389,9 +389,9 @@ def best_chain_for(
             ):
                 candidates.append((eid, [namer, eid], True))
     for eid, chain, by_name in candidates:
-        reading = (
-            readings[eid] if len(chain) == 1 else answering_reading(readings, chain, weights, total, kind)
-        )
+        # a compared side is described by its own page: no hop's complement
+        hop = len(chain) > 1 and not comparison
+        reading = answering_reading(readings, chain, weights, total, kind) if hop else readings[eid]
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
