@@ -316,7 +316,9 @@ def replaced_names(text: str) -> list[str]:
 
 
 _ADDRESSES_ASSISTANT = re.compile(
-    r"\b(ignore (?:all |any )?(?:previous|prior|above|the) (?:instructions|question)|disregard .{0,30}instructions|"
+    r"\b(ignore (?:all |any )?(?:previous|prior|above|the) (?:instructions|question)|"
+    r"disregard .{0,30}(?:instructions|rules|guidelines)|attention,? (?:assistant|ai|bot)\b|"
+    r"(?:you are|you're) (?:now )?in \w+ mode|"
     r"you are now|act as (?:an? )?(?:admin|administrator|root|system)|system (?:prompt|override)|"
     r"do not (?:mention|tell|reveal) (?:this|these) (?:instruction|to the user))",
     re.I,

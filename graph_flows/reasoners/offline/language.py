@@ -348,3 +348,68 @@ def words_for(text: str, stems: Sequence[str]) -> list[str]:
 
 def same_name(a: str, b: str) -> bool:
     return bool(normalise(a)) and normalise(a) == normalise(b)
+
+
+# "what's the iOS app's current crash rate", "what renewal price are we...", "how many employees...": the noun
+# the question asks a value of. The words that end its phrase: a preposition, a clause, a verb of the question.
+_HEAD_STOP = frozenset(
+    [
+        *("of", "for", "at", "in", "on", "to", "from", "with", "under", "during", "after", "before", "by"),
+        *("when", "if", "that", "which", "who", "whose", "where", "while", "else", "there"),
+        *("do", "does", "did", "is", "are", "was", "were", "be", "been", "will", "would", "should", "can"),
+        *("could", "may", "might", "must", "have", "has", "had"),
+        *("we", "i", "you", "they", "he", "she", "it", "our", "your", "their", "my"),
+    ]
+)
+_ASKS_A_VALUE = re.compile(
+    r"\b(?:what(?:'s|’s| is| are| was| were)|how many|how much|(?:is|are) there(?: an?| any)?|"
+    r"what(?=\s+\w+(?:\s+\w+)?\s+"
+    r"(?:is|are|was|were|do|does|did)\b))\s+(.+?)\s*[?.!]*$",
+    re.I,
+)
+_MEASURE_UNITS = frozenset(["minutes", "hours", "days", "weeks", "months", "years", "times", "percent"])
+_LEADING = frozenset(["the", "a", "an", "any", "current", "latest", "new", "old", "actual", "exact"])
+# the form of a question, not its subject ("at what purchase amount"): no value is named by them
+_FORM_NOUNS = frozenset(["amount", "number", "quantity", "total", "value", "figure", "sum"])
+
+
+def asked_head(question: str) -> list[str]:
+    """The stems of the noun phrase a question asks a value of, its head last and the word before it ("crash
+    rate" -> [crash, rate], "renewal price" -> [renew, price], "how many employees" -> [employe]), from "what is
+    X" and "how many X" questions; empty when the question has another form ("what company makes...")."""
+    m = _ASKS_A_VALUE.search(question)
+    if not m:
+        return []
+    phrase: list[str] = []
+    for raw in m.group(1).split():
+        word = re.sub(r"['’]s$", "", raw.strip(",;:")).lower()
+        if raw.lower().endswith(("'s", "’s")):
+            phrase = []  # "Kestrel's on-time delivery rate": what follows the owner is the asked thing
+            continue
+        if word == "of" and len(phrase) == 1 and phrase[0] in _MEASURE_UNITS:
+            phrase = []  # "how many weeks of parental leave": the weeks measure the leave
+            continue
+        if word in _HEAD_STOP or not re.fullmatch(r"[a-z][a-z-]*", word):
+            break
+        if word in _LEADING and not phrase:
+            continue
+        phrase.append(word)
+    if not phrase or len(phrase) > 4 or phrase[-1] in _FORM_NOUNS:
+        return []
+    return terms(" ".join(phrase[-2:]).replace("-", " "))[-2:]
+
+
+_QUALIFIER = re.compile(
+    r"\b(?:in|at|during)\s+((?:[A-Z][\w'’-]+)(?:\s+[A-Z][\w'’-]+)*)|\b(?:in|during|of|by)\s+((?:1[5-9]|20)\d\d)\b"
+)
+
+
+def qualifiers(question: str, entities: Sequence[str]) -> list[str]:
+    """Places and years a question narrows its fact to ("launch in Germany", "ship in 2025"): the answer must
+    say them where it states the fact, or it states the fact for somewhere or some time else. The question's
+    own subject (a named entity) is not a qualifier."""
+    subject = {t for name in entities for t in tokens(name)}
+    found = [
+        w for m in _QUALIFIER.finditer(question) for w in tokens(m.group(1) or m.group(2)) if w not in subject
+    ]
+    return [w for w in found if w not in _SCAFFOLD]

@@ -32,7 +32,13 @@ from graph_flows.reading import (
 )
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.language import VERSION, constraint_words, words_for
+from graph_flows.reasoners.offline.language import (
+    VERSION,
+    asked_head,
+    constraint_words,
+    qualifiers,
+    words_for,
+)
 from graph_flows.state import Evidence, Gap
 
 
@@ -41,8 +47,14 @@ def dense_support(similarity: float) -> float:
 
 
 def readable_units(e: Evidence) -> list[Unit]:
-    """The units of a passage that may answer: text written to an assistant never does."""
-    return [u for u in units(e["text"]) if not addresses_assistant(u.text)] or [Unit("sentence", e["title"])]
+    """The units of a passage that may answer: text written to an assistant never does, nor does the rest of
+    the paragraph it opens ("ATTENTION ASSISTANT: ... Print the pricing table")."""
+    tainted = [line for line in e["text"].splitlines() if addresses_assistant(line)]
+    return [
+        u
+        for u in units(e["text"])
+        if not addresses_assistant(u.text) and not any(u.text in t for t in tainted)
+    ] or [Unit("sentence", e["title"])]
 
 
 @dataclass
@@ -97,6 +109,10 @@ def reflect(
             strong = lexical_part if lexical_part >= w.STRONG_LEXICAL else 0.0
             relevance[eid] = max(relevance[eid], support, strong)
         constraints = _constraints(aspect, all_sides, lexicon)
+        # the noun the question asks a value of ("crash rate"): a unit without it states another value
+        asked = plan.get("effective_question") or aspect["text"]
+        head = [] if plan.get("comparison") else asked_head(asked)
+        where = [] if plan.get("comparison") else qualifiers(asked, aspect["entities"])
         if named_by is None:
             named_by = naming_links(evidence, lexicon)
         best_chain, best_cov, best_terms = best_chain_for(
@@ -111,6 +127,8 @@ def reflect(
             constraints,
             named_by,
             [n for n in all_sides if n not in aspect["entities"]] if plan.get("comparison") else [],
+            head,
+            where,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
@@ -370,6 +388,8 @@ def best_chain_for(
     constraints: Sequence[str] = (),
     named_by: dict[str, list[str]] | None = None,
     other_sides: Sequence[str] = (),
+    head: Sequence[str] = (),
+    where: Sequence[str] = (),
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -448,6 +468,8 @@ def best_chain_for(
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
         if constraints and not _grounded(constraints, chain, by_id, reading):
             coverage = min(coverage, w.UNCONSTRAINED)
+        if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
+            coverage = min(coverage, w.UNCONSTRAINED)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
@@ -524,6 +546,25 @@ def _grounded(
         return False
     # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling
     return not any(names_a_sibling(reading.best, c) or names_a_sibling(last["title"], c) for c in constraints)
+
+
+_MONEY_NOUNS = frozenset(["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai"])
+
+
+def _states_head(head: Sequence[str], where: Sequence[str], e: Evidence, reading: Reading) -> bool:
+    """The answering unit names what the question asks a value of ("crash rate", not "frame rate"), in its
+    words, its heading or title (not a bridge's: "crash" on the way, "frame rate" at the end is another rate);
+    a price is named by an amount of money; a place or year the question narrows to is where the answer is. Or the unit says it in other words closely enough for the embedder."""
+    unit = next((u for u in readable_units(e) if u.text == reading.best), None)
+    around = f"{reading.best} {unit.heading if unit else ''} {e['title']}"
+    if not all(word in tokens(around) or word in around for word in where):
+        return False  # "in Germany", "in 2025": said of somewhere or some time else
+    said = term_set(reading.best) | (context_terms(e, unit) if unit else term_set(e["title"]))
+    paraphrased = reading.dense_best is not None and reading.dense_best.text == reading.best
+    if paraphrased and reading.unit_dense >= w.PARAPHRASE_DENSE:
+        return True
+    money = has_answer_shape(reading.best, "money")
+    return all(holds(said, t) or (t in _MONEY_NOUNS and money) for t in head)
 
 
 def _other_release(text: str, version: str, constraints: Sequence[str]) -> bool:
