@@ -115,11 +115,20 @@ def reflect(
         where = [] if plan.get("comparison") else qualifiers(asked, aspect["entities"])
         if named_by is None:
             named_by = naming_links(evidence, lexicon)
+        # a word no page uses and no unit carries ("held up" where pages say "late"): no chain can hold it, so
+        # chains are weighed on the words pages can hold; the asked noun, names and places still bind
+        lost = unseen - {t for r in readings.values() for t in r.covered}
+        # one such word in a longer question is a turn of phrase; several are what it is about: then kept
+        weighed = (
+            {t: v for t, v in weights.items() if t not in lost}
+            if len(lost) == 1 < len(weights) - 2
+            else weights
+        )
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
             by_id,
-            weights,
-            total,
+            weighed,
+            sum(weighed.values()) or 1.0,
             plan["answer_type"],
             aspect["entities"],
             entity_terms,
