@@ -379,6 +379,21 @@ _LIST_CUE = re.compile(
 )
 
 
+_PRECISE_DATE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\s+(?:"
+    + "|".join(MONTHS)
+    + r")\w*\s+\d{4}\b|\b(?:"
+    + "|".join(MONTHS)
+    + r")\w*\s+\d{1,2},?\s+\d{4}\b",
+    re.IGNORECASE,
+)
+
+
+def precise_date(text: str) -> bool:
+    """A day, not only a year or a month ("2026-03-31", "31 March 2026")."""
+    return bool(_PRECISE_DATE.search(text))
+
+
 # A time of week or day, a quarter, a month without a year: "Mondays at 10:00 PT", "Q2", "in March".
 _WHEN = re.compile(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\bQ[1-4]\b|"

@@ -284,12 +284,23 @@ def list_answer(
                     (_bullets(items[0].heading, room, len(items), rules[: w.SECTION_PROSE]), part["id"])
                 )
         return lines
-    ranked = scored_units([e], weights, "list", question, lexicon)
-    best = next((u for _, u, _ in ranked if u.block >= 0 and u.kind in {"item", "row"}), None)
+    # the list may sit in another passage of the same page ("## Steps" after "## Before you start")
+    parts = same_document(e, evidence)
+    ranked = scored_units(parts, weights, "list", question, lexicon, prefer_first=False)
+    best, eid = next(((u, i) for _, u, i in ranked if u.block >= 0 and u.kind in {"item", "row"}), (None, ""))
     if best is None:
         return []
-    block = [u for u in readable_units(e) if u.block == best.block]
-    return [(_bullets(best.heading, block[: w.MAX_LIST_ITEMS], len(block)), e["id"])]
+    home = next(p for p in parts if p["id"] == eid)
+    block = [u for u in readable_units(home) if u.block == best.block]
+    if best.heading:  # a list cut by chunking continues under the same heading in the page's other passages
+        items = [
+            u
+            for part in sorted(parts, key=_chunk_order)
+            for u in readable_units(part)
+            if u.heading == best.heading and u.kind == best.kind and u.block >= 0
+        ]
+        block = list({u.text: u for u in items}.values()) or block
+    return [(_bullets(best.heading, block[: w.MAX_LIST_ITEMS], len(block)), eid)]
 
 
 def _asks_more_than_title(e: Evidence, aspect: dict[str, Any]) -> bool:
@@ -358,7 +369,13 @@ def _labelled(unit: Unit, names: Sequence[str]) -> bool:
 
 
 def scored_units(
-    parts: Sequence[Evidence], weights: dict[str, float], kind: str, question: str, lexicon: Lexicon
+    parts: Sequence[Evidence],
+    weights: dict[str, float],
+    kind: str,
+    question: str,
+    lexicon: Lexicon,
+    *,
+    prefer_first: bool = True,
 ) -> list[tuple[float, Unit, str]]:
     """Units of a document's passages read so far, by how well they answer: their own terms and their
     context's (heading, title), the dense similarity of the unit read with its heading, the answer's shape."""
@@ -381,7 +398,8 @@ def scored_units(
         else:  # "when" answered by a sentence with no date in it is not an answer, however close its words
             shape = -w.SHAPELESS if kind in TYPED_KINDS else 0.0
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
-        chosen = w.CHOSEN_PASSAGE if e is parts[0] else 0.0  # the passage reflect established it with
+        # the passage reflect established it with (a list is wherever its heading says what is asked)
+        chosen = w.CHOSEN_PASSAGE if e is parts[0] and prefer_first else 0.0
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i
         scored.append((score, unit, e["id"]))
     return sorted(scored, key=lambda item: -item[0])

@@ -26,6 +26,7 @@ from graph_flows.reading import (
     addresses_assistant,
     has_answer_shape,
     holds,
+    precise_date,
     term_set,
     terms,
     units,
@@ -148,7 +149,7 @@ def reflect(
             and (
                 len(best_chain) > 1
                 or not onward
-                or (best_cov >= w.SURE and plan["answer_type"] != "explanation")
+                or (best_cov >= w.SURE and not _defers(plan["answer_type"], readings[best_chain[-1]].best))
             )
         ):
             established[aspect["id"]] = best_chain
@@ -229,6 +230,13 @@ def _constraints(aspect: dict[str, Any], all_sides: Sequence[str], lexicon: Lexi
     """Names and codes this aspect insists on, minus the other sides of a comparison."""
     others = {t for side in all_sides if side not in aspect["entities"] for t in tokens(side)}
     return [c for c in constraint_words(aspect["text"]) if c not in others]
+
+
+def _defers(kind: str, unit: str) -> bool:
+    """Whether the answering unit leaves the asked detail to what it names: a "why" (the reason may be the
+    named item's own), or a "when" it answers only with a year or a month ("a deliverable for 2026 (see Release
+    4.2 Plan)"): the named document holds the date."""
+    return kind == "explanation" or (kind == "date" and not precise_date(unit))
 
 
 def onward_names(

@@ -14,13 +14,20 @@ from graph_flows.reading import (
     answer_type,
     has_answer_shape,
     holds,
+    precise_date,
     question_terms,
     term_set,
     units,
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence
-from graph_flows.reasoners.offline.compose import best_units, cover_rest, side_by_side, unit_text
+from graph_flows.reasoners.offline.compose import (
+    best_units,
+    cover_rest,
+    list_answer,
+    side_by_side,
+    unit_text,
+)
 from graph_flows.reasoners.offline.language import (
     asked_head,
     comparison_sides,
@@ -429,6 +436,41 @@ def test_the_paragraph_an_instruction_to_the_assistant_opens_is_not_readable() -
         "2026-01-01",
     )
     assert [u.text for u in readable_units(e)] == ["Ask in #help."]
+
+
+def test_a_list_cut_by_chunking_is_answered_whole_from_the_pages_passages() -> None:
+    first = _evidence(
+        "E1",
+        "d:kiln",
+        "Kiln Restart",
+        "# Kiln Restart\nHow a trained operator restarts the kiln.\n## Before you start\n- Wear gloves.\n- Clear the floor.",
+        "2026-01-01",
+    )
+    first["chunk_id"] = "d:kiln#0"
+    second = _evidence(
+        "E2", "d:kiln", "Kiln Restart", "## Steps\n1. Open the gas valve.\n2. Press ignite.", "2026-01-01"
+    )
+    second["chunk_id"] = "d:kiln#1"
+    third = _evidence("E3", "d:kiln", "Kiln Restart", "## Steps\n3. Wait for 600 °C.", "2026-01-01")
+    third["chunk_id"] = "d:kiln#2"
+    question = "what are the steps to restart the kiln?"
+    aspect = {"id": "a1", "text": question, "terms": question_terms(question), "entities": []}
+    weights = {t: 1.0 for t in aspect["terms"]}
+    ((text, _),) = list_answer(first, aspect, weights, question, Lexicon([]), [first, second, third])
+    assert text.splitlines() == ["Steps:", "• Open the gas valve.", "• Press ignite.", "• Wait for 600 °C."]
+
+
+@pytest.mark.parametrize(
+    ("text", "precise"),
+    [
+        ("due 2026-03-31", True),
+        ("on 31 March 2026", True),
+        ("a deliverable for 2026", False),
+        ("in March", False),
+    ],
+)
+def test_a_precise_date_names_a_day(text: str, precise: bool) -> None:
+    assert precise_date(text) is precise
 
 
 def test_a_release_of_another_product_is_not_the_asked_one() -> None:
