@@ -20,12 +20,13 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+from connectors.text import normalise
 from graph_flows.checks import verify_citations
 from graph_flows.config import FlowConfig
 from graph_flows.knowledge import KnowledgeReader
 from graph_flows.nodes.answer import NOT_FOUND, source_entry
 from graph_flows.nodes.retrieve import SNIPPET_CHARS, evidence_from_hit, next_evidence_number
-from graph_flows.reading import sentences
+from graph_flows.reading import question_terms, sentences, term_set
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
 from graph_flows.state import Evidence, Gap, ThreadState
 
@@ -38,6 +39,7 @@ ENTITY_CHUNKS = 8  # the theme's chunks nearest the question whose entity hypere
 SEARCH_BONUS = 0.05  # a passage that the text search also found ranks a little higher in its theme
 COVERED = 0.35  # dense similarity to the question at which a passage covers its theme
 LINE_CITES = 3  # sentences (each cited) per theme line
+LEXICAL_WEIGHT = 0.3  # the question's words in a sentence, next to its dense similarity, when quoting
 BROAD_ROUNDS = 2
 
 
@@ -282,13 +284,26 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
 
 
+TICKET_KINDS = frozenset(["ticket", "issue", "pull_request"])
+
+
 def _best_sentence(knowledge: KnowledgeReader, question: str, e: Evidence) -> str:
-    """The passage's sentence closest to the question: what its theme line quotes."""
+    """The passage's sentence closest to the question, by meaning and by the question's words: what its theme
+    line quotes. A ticket is quoted under its title, which says in one line what it is about ("ENG-214: iOS
+    fleet map freezes at large sites"): an overview of issues or requests reads as a list of them."""
     candidates = [s for s in sentences(e["text"]) if len(s) > 25] or sentences(e["text"])
     if not candidates:
         return ""
+    asked = set(question_terms(question))
     sims = knowledge.text_similarity(question, candidates)
-    return max(zip(sims, candidates, strict=True), key=lambda p: p[0])[1]
+    scored = [
+        (sim + LEXICAL_WEIGHT * len(asked & term_set(text)) / (len(asked) or 1), text)
+        for sim, text in zip(sims, candidates, strict=True)
+    ]
+    best = max(scored, key=lambda p: p[0])[1]
+    if e.get("kind") in TICKET_KINDS and normalise(e["title"]) not in normalise(best):
+        return f"{e['title']}: {best}"
+    return best
 
 
 def _not_found(themes: list[dict[str, Any]]) -> str:
