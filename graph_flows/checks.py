@@ -47,7 +47,10 @@ def verify_citations(
 
 
 def find_conflicts(
-    cited: Sequence[ComposedSentence], pool: Sequence[Evidence], asked: Iterable[str] = ()
+    cited: Sequence[ComposedSentence],
+    pool: Sequence[Evidence],
+    asked: Iterable[str] = (),
+    chains: Iterable[Sequence[str]] = (),
 ) -> list[dict[str, Any]]:
     """Statements of the same fact with different values (amounts, numbers, dates) in different documents.
 
@@ -68,6 +71,9 @@ def find_conflicts(
         )
 
     by_id = {e["id"]: e for e in pool}
+    # the links of one chain state different facts (a film's director, then the director's birth): never one
+    # fact twice
+    linked = [{by_id[eid]["doc_id"] for eid in chain if eid in by_id} for chain in chains]
     successors = successor_of(pool)
     aspects_of: dict[str, set[str]] = {}
     for s in cited:
@@ -84,7 +90,9 @@ def find_conflicts(
         if not own_values or len(own_terms) < 2:
             continue
         for other in pool:
-            if other["doc_id"] == own["doc_id"]:
+            if other["doc_id"] == own["doc_id"] or any(
+                {own["doc_id"], other["doc_id"]} <= docs for docs in linked
+            ):
                 continue
             theirs = aspects_of.get(other["doc_id"])
             if theirs and sentence.aspect and sentence.aspect not in theirs:

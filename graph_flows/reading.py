@@ -432,6 +432,21 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
     return True
 
 
+# Nouns that name the type of the answer, not a thing a page must say: "the date of birth", "the place of
+# death", "the price": a sentence holding a date, a capitalised place, an amount of money shows them.
+TYPE_NOUNS = {
+    **dict.fromkeys(["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai"], "money"),
+    **dict.fromkeys(["date", "year", "birthdai"], "date"),
+    "place": "place",
+}  # not "location", "time", "name": pages name those ("Location: Brno"), and the page that does is the answer
+
+
+def shows_type(sentence: str, term: str) -> bool:
+    """Whether a sentence shows the answer type a type noun of the question names ("date" -> a date in it)."""
+    kind = TYPE_NOUNS.get(term)
+    return bool(kind) and has_answer_shape(sentence, kind)  # type: ignore[arg-type]
+
+
 def _is_identifier(sentence: str, match: re.Match[str]) -> bool:
     """A number that is part of a name or key ("KM-40", "ENG-142", "P3"), not a quantity."""
     before = sentence[max(0, match.start() - 1) : match.start()]

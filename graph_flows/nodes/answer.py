@@ -51,7 +51,7 @@ def answer(
     # a question for one fact (not a comparison's two, not a list): its statements hold the question's words
     asks_a_value = plan["answer_type"] not in {"list", "explanation"} and not plan.get("comparison")
     asked = [t for a in plan["aspects"] for t in a["terms"]] if asks_a_value else []
-    conflicts = find_conflicts(kept, pool, asked=asked)
+    conflicts = find_conflicts(kept, pool, asked=asked, chains=list(state["established"].values()))
     kept = _prefer_newest(kept, conflicts)
     kept = list({(s.text, tuple(s.cites)): s for s in kept}.values())  # the newest side may already be stated
     lines = [{"text": s.text, "cites": [cite(c) for c in s.cites], "aspect": s.aspect} for s in kept]

@@ -20,6 +20,7 @@ from typing import Any
 from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
     QUANTITY_KINDS,
+    TYPE_NOUNS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     Unit,
@@ -27,6 +28,7 @@ from graph_flows.reading import (
     has_answer_shape,
     holds,
     precise_date,
+    shows_type,
     term_set,
     terms,
     units,
@@ -282,16 +284,20 @@ def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
 def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thing") -> Reading:
     """The unit covering most of the aspect; among equals, one with the expected answer's shape."""
     best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, False)
+    covered_any: set[str] = set()  # what some unit of the passage holds (a type noun by its shape)
     for unit in readable_units(e):
         around = context_terms(e, unit)
         unit_terms = term_set(unit.text)
-        covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
+        covered = frozenset(
+            t for t in weights if holds(around, t) or holds(unit_terms, t) or shows_type(unit.text, t)
+        )
+        covered_any |= covered
         cov = sum(weights[t] for t in covered) / total
         key = (round(cov, 6), has_answer_shape(unit.text, kind))
         if key > best_key:
             best, best_cov, best_terms, best_key = unit.text, cov, covered, key
     everywhere = term_set(e["text"]) | term_set(e["title"])
-    anywhere = frozenset(t for t in weights if holds(everywhere, t))
+    anywhere = frozenset(t for t in weights if holds(everywhere, t) or (t in covered_any and t in TYPE_NOUNS))
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
 
@@ -565,9 +571,6 @@ def _grounded(
     return not any(names_a_sibling(reading.best, c) or names_a_sibling(last["title"], c) for c in constraints)
 
 
-_MONEY_NOUNS = frozenset(["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai"])
-
-
 def _states_head(head: Sequence[str], where: Sequence[str], e: Evidence, reading: Reading) -> bool:
     """The answering unit names what the question asks a value of ("crash rate", not "frame rate"), in its
     words, its heading or title (not a bridge's: "crash" on the way, "frame rate" at the end is another rate);
@@ -580,8 +583,8 @@ def _states_head(head: Sequence[str], where: Sequence[str], e: Evidence, reading
     paraphrased = reading.dense_best is not None and reading.dense_best.text == reading.best
     if paraphrased and reading.unit_dense >= w.PARAPHRASE_DENSE:
         return True
-    money = has_answer_shape(reading.best, "money")
-    return all(holds(said, t) or (t in _MONEY_NOUNS and money) for t in head)
+
+    return all(holds(said, t) or shows_type(reading.best, t) for t in head)
 
 
 def _other_release(text: str, version: str, constraints: Sequence[str]) -> bool:

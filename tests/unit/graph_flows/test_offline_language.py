@@ -16,6 +16,7 @@ from graph_flows.reading import (
     holds,
     precise_date,
     question_terms,
+    shows_type,
     term_set,
     units,
     values,
@@ -471,6 +472,34 @@ def test_a_list_cut_by_chunking_is_answered_whole_from_the_pages_passages() -> N
 )
 def test_a_precise_date_names_a_day(text: str, precise: bool) -> None:
     assert precise_date(text) is precise
+
+
+def test_the_links_of_one_chain_never_conflict() -> None:
+    film = _evidence(
+        "E1", "d:film", "Red Dust", "Red Dust is a 1998 film directed by Ana Ruiz.", "2020-01-01"
+    )
+    person = _evidence(
+        "E2", "d:ruiz", "Ana Ruiz", "Ana Ruiz (born 1973 in Lima) directed Red Dust.", "2021-01-01"
+    )
+    cited = [
+        ComposedSentence(text=film["text"], cites=["E1"], aspect="a1"),
+        ComposedSentence(text=person["text"], cites=["E2"], aspect="a1"),
+    ]
+    asked = question_terms("where was the director of the film Red Dust born?")
+    assert find_conflicts(cited, [film, person], asked=asked, chains=[["E1", "E2"]]) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "term", "shown"),
+    [
+        ("Ana Ruiz (born 4 May 1973 in Lima)", "date", True),
+        ("Ana Ruiz is a director.", "date", False),
+        ("Tickets cost $12.", "price", True),
+        ("Location: Brno", "locat", False),  # a noun pages name is read as a word
+    ],
+)
+def test_a_type_noun_is_shown_by_the_answers_shape(sentence: str, term: str, shown: bool) -> None:
+    assert shows_type(sentence, term) is shown
 
 
 def test_a_release_of_another_product_is_not_the_asked_one() -> None:
