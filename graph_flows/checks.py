@@ -147,8 +147,29 @@ def find_conflicts(
                         side["outdated"] = True
                         sides = [s for s in sides if s is not side] + [side]  # the replaced side goes last
                         break
-                conflicts.append({"about": _words_of(sentence.text, shared), "sides": sides})
+                older = (by_id[sides[-1]["evidence_id"]]["doc_id"], sides[-1]["value"])
+                shown = next(
+                    (
+                        known
+                        for known in conflicts
+                        if any(
+                            (by_id[s["evidence_id"]]["doc_id"], s["value"]) == older
+                            for s in known["sides"][1:]
+                        )
+                    ),
+                    None,
+                )
+                conflict = {"about": _words_of(sentence.text, shared), "sides": sides}
+                if shown is None:
+                    conflicts.append(conflict)
+                elif _newest_key(sides) > _newest_key(shown["sides"]):
+                    # that older statement is shown once, against the newest statement that contradicts it
+                    conflicts[conflicts.index(shown)] = conflict
     return conflicts
+
+
+def _newest_key(sides: Sequence[dict[str, Any]]) -> tuple[str, tuple[int, str]]:
+    return (sides[0]["updated_at"], _version_key(sides[0]["version"]))
 
 
 def successor_of(pool: Sequence[Evidence]) -> dict[str, str]:

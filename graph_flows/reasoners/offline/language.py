@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, normalise, tokens
-from graph_flows.reading import stem, terms
+from graph_flows.reading import TYPE_NOUNS, stem, terms
 from graph_flows.reasoners.base import Lexicon
 
 _FOLLOWUP_START = re.compile(
@@ -396,7 +396,12 @@ def asked_head(question: str) -> list[str]:
         phrase.append(word)
     if not phrase or len(phrase) > 4 or phrase[-1] in _FORM_NOUNS:
         return []
-    return terms(" ".join(phrase[-2:]).replace("-", " "))[-2:]
+    head = terms(" ".join(phrase[-2:]).replace("-", " "))[-2:]
+    if not re.match(r"\s*(?:what(?:'s|’s| is| are| was| were)|how|is|are)\b", question[m.start() :], re.I):
+        # "what nationality is...", "what company makes...": a class whose member answers ("American"), not
+        # a noun the page names; a price or a date ("what renewal price are we...") is still the asked value
+        return head if head[-1] in TYPE_NOUNS else []
+    return head
 
 
 _QUALIFIER = re.compile(

@@ -20,7 +20,6 @@ from typing import Any
 from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
     QUANTITY_KINDS,
-    TYPE_NOUNS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     Unit,
@@ -282,22 +281,24 @@ def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
 
 
 def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thing") -> Reading:
-    """The unit covering most of the aspect; among equals, one with the expected answer's shape."""
-    best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, False)
-    covered_any: set[str] = set()  # what some unit of the passage holds (a type noun by its shape)
+    """The unit covering most of the aspect; among equals, one showing the type the question names ("the date
+    of death": a date in it), then one with the expected answer's shape."""
+    best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, 0, False)
+    shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
     for unit in readable_units(e):
         around = context_terms(e, unit)
         unit_terms = term_set(unit.text)
-        covered = frozenset(
-            t for t in weights if holds(around, t) or holds(unit_terms, t) or shows_type(unit.text, t)
-        )
-        covered_any |= covered
+        covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
+        types = {t for t in weights if shows_type(unit.text, t)}
+        shown |= types
         cov = sum(weights[t] for t in covered) / total
-        key = (round(cov, 6), has_answer_shape(unit.text, kind))
+        key = (round(cov, 6), len(types), has_answer_shape(unit.text, kind))
         if key > best_key:
             best, best_cov, best_terms, best_key = unit.text, cov, covered, key
     everywhere = term_set(e["text"]) | term_set(e["title"])
-    anywhere = frozenset(t for t in weights if holds(everywhere, t) or (t in covered_any and t in TYPE_NOUNS))
+    # a type noun is not a word to cover (it would lift every dated passage), but the relation it asks for is
+    # there when the passage shows the type: "the date of death" is met by a page with dates
+    anywhere = frozenset(t for t in weights if holds(everywhere, t) or t in shown)
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
 
