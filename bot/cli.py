@@ -779,7 +779,8 @@ def bench(
         llm_reasoner = functools.partial(build_reasoner, settings)
     shown = Console(stderr=True) if as_json else console
     try:
-        # The options as typed; make_request checks them and settles the sets and modes.
+        # The options as typed, one keyword per field (alike in shape to folder_eval's ItemResult, a record too);
+        # make_request checks them and settles the sets and modes.
         request = make_request(
             BenchRequest(
                 sets=tuple(sets or ()),
