@@ -7,34 +7,34 @@ from dataclasses import dataclass
 from typing import Any
 
 
-# A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
 @dataclass(frozen=True)
-class Hit:
-    """A chunk as the flows see it, with everything needed to cite it."""
+class DocumentFields:
+    """What a hit and a document's info both say about the document: what a citation shows."""
 
-    chunk_id: str
-    doc_id: str
     title: str
     url: str
     source: str
     kind: str
-    text: str
-    updated_at: str
+    updated_at: str  # ISO 8601
     version: str
+
+
+# A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
+@dataclass(frozen=True)
+class Hit(DocumentFields):
+    """A chunk as the flows see it, with everything needed to cite it."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
     score: float = 0.0
     lexical_rank: int | None = None
     dense_similarity: float | None = None
 
 
 @dataclass(frozen=True)
-class DocumentInfo:
+class DocumentInfo(DocumentFields):
     id: str
-    title: str
-    url: str
-    source: str
-    kind: str
-    updated_at: str
-    version: str
     metadata: dict[str, Any]
 
 

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
 from connectors.knowledge.ledger import SyncLedger
-from connectors.knowledge.results import DocumentInfo, Hit
+from connectors.knowledge.results import DocumentFields, DocumentInfo, Hit
 from connectors.knowledge.tables import (
     aliases,
     chunks,
@@ -50,7 +50,8 @@ WRITE_LOCK_KEY = 0x5E0717  # the advisory lock that serialises store writes on P
 GENERATION_TTL_S = 1.0  # how stale another process's writes may look to this one's read caches
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
-_DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
+# Copied as they are between documents and hits (updated_at is converted on the way).
+_DOC_FIELDS = tuple(f.name for f in fields(DocumentFields) if f.name != "updated_at")
 _IN_BATCH = 500  # ids per `IN (...)` (SQLite allows 32766 parameters; PostgreSQL more)
 
 
