@@ -769,7 +769,7 @@ def bench(
     from evals import DEFAULT_BENCH_DATA
     from evals.loaders import BenchDataError
     from evals.report import present, progress_bars, write_results
-    from evals.suite import make_request, run_suite
+    from evals.suite import BenchRequest, make_request, run_suite
 
     settings = Settings()
     llm_reasoner = None
@@ -779,20 +779,23 @@ def bench(
         llm_reasoner = functools.partial(build_reasoner, settings)
     shown = Console(stderr=True) if as_json else console
     try:
-        # The raw options, by name: make_request checks them and builds the request.
+        # The options as typed, one keyword per field (alike in shape to folder_eval's ItemResult, a record too);
+        # make_request checks them and settles the sets and modes.
         request = make_request(
-            sets=sets,
-            modes=modes,
-            questions=questions,
-            corpus=corpus,
-            format=fmt,
-            limit=limit,
-            embedder=embedder,
-            data_dir=data_dir or settings.data_dir,
-            bench_data=bench_data or DEFAULT_BENCH_DATA,
-            examples_dir=settings.examples_dir,
-            llm_reasoner=llm_reasoner,
-            eval_folders=eval_folder or (),
+            BenchRequest(
+                sets=tuple(sets or ()),
+                modes=tuple(modes or ()),
+                embedder=embedder,
+                data_dir=data_dir or settings.data_dir,
+                bench_data=bench_data or DEFAULT_BENCH_DATA,
+                examples_dir=settings.examples_dir,
+                limit=limit,
+                questions=questions,
+                corpus=corpus,
+                format=fmt,
+                llm_reasoner=llm_reasoner,
+                eval_folders=tuple(eval_folder or ()),
+            )
         )
         started = datetime.now(UTC)
         if "llm" not in request.modes and not settings.llm_model:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import logging
+from typing import TypedDict
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -36,17 +37,28 @@ _HEADERS = {
 }
 
 
+class _Returned(TypedDict):
+    state: str
+    code: str | None
+    error: str | None
+    browser: str | None
+
+
+def _returned(request: Request) -> _Returned:
+    """What the provider (or Slack) sends the browser back with, and the sign-in cookie that browser holds."""
+    params = request.query_params
+    return _Returned(
+        state=params.get("state", ""),
+        code=params.get("code"),
+        error=params.get("error"),
+        browser=request.cookies.get(COOKIE),
+    )
+
+
 def oauth_routes(linker: AccountLinker) -> list[Route]:
     async def callback(request: Request) -> HTMLResponse:
-        params = request.query_params
         try:
-            result = await run_in_threadpool(
-                linker.complete,
-                state=params.get("state", ""),
-                code=params.get("code"),
-                error=params.get("error"),
-                browser=request.cookies.get(COOKIE),
-            )
+            result = await run_in_threadpool(linker.complete, **_returned(request))
         except InvalidLinkState:
             log.warning("oauth callback with an invalid state")
             return render_page("Link failed", INVALID_STATE_MESSAGE, status_code=400)
@@ -73,15 +85,8 @@ def oauth_routes(linker: AccountLinker) -> list[Route]:
         return response
 
     async def slack_callback(request: Request) -> Response:
-        params = request.query_params
         try:
-            url = await run_in_threadpool(
-                linker.finish_proof,
-                state=params.get("state", ""),
-                code=params.get("code"),
-                error=params.get("error"),
-                browser=request.cookies.get(COOKIE),
-            )
+            url = await run_in_threadpool(linker.finish_proof, **_returned(request))
         except InvalidLinkState:
             return render_page("Link failed", INVALID_STATE_MESSAGE, status_code=400)
         except LinkFailed as exc:

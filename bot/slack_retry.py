@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from http.client import HTTPException
 from urllib.error import HTTPError, URLError
 
@@ -72,59 +71,51 @@ def _retry_after(headers: dict[str, list[str]] | dict[str, str] | None) -> float
     return None
 
 
-class CappedRateLimitRetry(RateLimitErrorRetryHandler):
+class _Rule:
+    """slack_sdk asks a handler `_can_retry` with keywords; each of ours decides from the request and what came
+    back (`retries`), and leaves the waiting to slack_sdk's own `prepare_for_next_attempt`."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        return self.retries(request, response, error)
+
+    def retries(self, request: HttpRequest, response: HttpResponse | None, error: Exception | None) -> bool:
+        raise NotImplementedError
+
+
+class CappedRateLimitRetry(_Rule, RateLimitErrorRetryHandler):
     """slack_sdk's 429 handler, except that a wait longer than `max_wait_s` is left to the job table."""
 
     def __init__(self, max_retry_count: int = RATE_LIMIT_RETRIES, max_wait_s: float = MAX_INLINE_WAIT_S):
         super().__init__(max_retry_count=max_retry_count)
         self.max_wait_s = max_wait_s
 
-    def _can_retry(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
+    def retries(self, request: HttpRequest, response: HttpResponse | None, error: Exception | None) -> bool:
         if response is None or response.status_code != 429:
             return False
         wait = _retry_after(response.headers)
         return wait is None or wait <= self.max_wait_s
 
 
-class TransientErrorRetry(RetryHandler):
+class TransientErrorRetry(_Rule, RetryHandler):
     """5xx, `fatal_error` & co. and connection failures, retried with backoff on methods safe to repeat."""
 
     def __init__(self, max_retry_count: int = TRANSIENT_RETRIES, backoff_factor: float = 0.25) -> None:
         super().__init__(max_retry_count, BackoffRetryIntervalCalculator(backoff_factor=backoff_factor))
 
-    def _can_retry(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
+    def retries(self, request: HttpRequest, response: HttpResponse | None, error: Exception | None) -> bool:
         if _method(request) in NOT_REPEATABLE:
             return False
         if response is not None:
             body = response.body or {}
             return response.status_code in TRANSIENT_HTTP or body.get("error") in TRANSIENT_ERRORS
         return isinstance(error, CONNECTION_ERRORS) and not isinstance(error, HTTPError)
-
-    def prepare_for_next_attempt(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> None:
-        state.next_attempt_requested = True
-        time.sleep(self.interval_calculator.calculate_sleep_duration(state.current_attempt))
-        state.increment_current_attempt()
 
 
 def retry_handlers() -> list[RetryHandler]:

@@ -65,6 +65,8 @@ def owner_columns(*, primary_key: bool) -> list[Column[str]]:
     ]
 
 
+# Declared column by column like every owner's tables (the store's in connectors.knowledge.tables): alike in
+# shape, nothing in common but SQLAlchemy's form; Alembic compares each declaration with the migrations.
 vault_tokens = Table(
     "vault_tokens",
     metadata,

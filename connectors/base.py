@@ -37,6 +37,15 @@ def group_principal(source: str, name: str) -> str:
     return f"group:{source}:{name.strip().lower()}"
 
 
+def person_principals(source: str, account: object, email: object) -> set[str]:
+    """A person as a source's payload names them: their account there, and the email when it shows one (which
+    counts only where it is the asker's verified email; the resolver checks). Missing parts add nothing."""
+    found = {account_principal(source, str(account))} if account else set()
+    if email:
+        found.add(user_principal(str(email)))
+    return found
+
+
 class LinkType(StrEnum):
     """Typed edges between documents (and from documents to named entities)."""
 

@@ -15,6 +15,9 @@ from functools import lru_cache
 
 _TOKEN = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
 TICKET_KEY = re.compile(r"\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b")
+# An issue key as the REST sources (Jira, Confluence, GitHub) find it in a payload's text: Jira project keys may
+# hold "_" and have no length cap there, so this is wider than TICKET_KEY (a question's or a folder's keys).
+ISSUE_KEY = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
 COMMENT_SEPARATOR = "\n\n---\n\n"  # a ticket's body and each comment, joined: each becomes its own chunk
 MAX_NAME_TOKENS = 8
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,10 @@ _LABEL = re.compile(r"[^a-z0-9_.-]+")
 
 @dataclass(frozen=True)
 class BenchRequest:
-    sets: tuple[str, ...]  # known set names and/or "acme"; empty with `questions` given
+    """What `sleuth bench` runs. As the command line gives it, `sets` and `modes` are as typed (`make_request`
+    checks it and settles them: known set names and/or "acme", empty with `questions` given; mode names)."""
+
+    sets: tuple[str, ...]
     modes: tuple[str, ...]
     embedder: str
     data_dir: Path  # index caches live under data_dir/bench-cache
@@ -63,30 +66,18 @@ def split_names(values: Sequence[str] | None) -> list[str]:
     return [v.strip() for value in values or () for v in value.split(",") if v.strip()]
 
 
-def make_request(
-    *,
-    sets: Sequence[str] | None,
-    modes: Sequence[str] | None,
-    questions: Path | None,
-    corpus: Path | None,
-    format: str | None,
-    limit: int | None,
-    embedder: str,
-    data_dir: Path,
-    bench_data: Path,
-    examples_dir: Path,
-    llm_reasoner: Callable[[], Reasoner] | None = None,
-    eval_folders: Sequence[Path] = (),
-) -> BenchRequest:
-    """Validates the command line into a request; raises BenchDataError with a message for the user."""
-    chosen = split_names(sets)
-    if (not chosen and questions is None and not eval_folders) or ALL in chosen:
+def make_request(raw: BenchRequest) -> BenchRequest:
+    """Checks the request as the command line gave it (sets and modes as typed: repeats, comma lists, "all", or
+    nothing for everything) and returns the one the suite runs; raises BenchDataError with a message for the user.
+    """
+    chosen = split_names(raw.sets)
+    if (not chosen and raw.questions is None and not raw.eval_folders) or ALL in chosen:
         chosen = list(SET_NAMES)
     unknown = [s for s in chosen if s not in SET_NAMES]
     if unknown:
         raise BenchDataError(f"unknown set {', '.join(unknown)}; one of {', '.join(SET_NAMES)} or {ALL}")
-    available = [m for m in MODES if m not in MODEL_MODES or llm_reasoner is not None]
-    chosen_modes = split_names(modes) or available
+    available = [m for m in MODES if m not in MODEL_MODES or raw.llm_reasoner is not None]
+    chosen_modes = split_names(raw.modes) or available
     if ALL in chosen_modes:
         chosen_modes = available
     bad = [m for m in chosen_modes if m not in MODES]
@@ -97,30 +88,16 @@ def make_request(
         raise BenchDataError(
             f"mode {', '.join(unconfigured)} needs a model: set SLEUTH_LLM_MODEL (and _BASE_URL)"
         )
-    if format is not None and format not in FORMATS:
-        raise BenchDataError(f"unknown format {format}; one of {', '.join(FORMATS)}")
-    if embedder not in EMBEDDERS:
-        raise BenchDataError(f"unknown embedder {embedder}; one of {', '.join(EMBEDDERS)}")
-    missing = [str(f) for f in eval_folders if not (f / "eval.jsonl").is_file()]
+    if raw.format is not None and raw.format not in FORMATS:
+        raise BenchDataError(f"unknown format {raw.format}; one of {', '.join(FORMATS)}")
+    if raw.embedder not in EMBEDDERS:
+        raise BenchDataError(f"unknown embedder {raw.embedder}; one of {', '.join(EMBEDDERS)}")
+    missing = [str(f) for f in raw.eval_folders if not (f / "eval.jsonl").is_file()]
     if missing:
         raise BenchDataError(f"no eval.jsonl in {', '.join(missing)}")
-    if corpus is not None and questions is None:
+    if raw.corpus is not None and raw.questions is None:
         raise BenchDataError("--corpus needs --questions")
-    # The checked options, field by field: the same names the command passes (a list, not repeated logic).
-    return BenchRequest(
-        sets=tuple(dict.fromkeys(chosen)),
-        modes=tuple(dict.fromkeys(chosen_modes)),
-        embedder=embedder,
-        data_dir=data_dir,
-        bench_data=bench_data,
-        examples_dir=examples_dir,
-        limit=limit,
-        questions=questions,
-        corpus=corpus,
-        format=format,
-        llm_reasoner=llm_reasoner,
-        eval_folders=tuple(eval_folders),
-    )
+    return replace(raw, sets=tuple(dict.fromkeys(chosen)), modes=tuple(dict.fromkeys(chosen_modes)))
 
 
 def custom_label(questions: Path, fmt: str | None) -> str:

@@ -18,8 +18,10 @@ Everything is read with the asker's principals: themes, their labels and terms c
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any, Protocol
 
+from connectors.knowledge.results import Hit, ThemeView
 from connectors.text import normalise
 from graph_flows.checks import verify_citations
 from graph_flows.config import FlowConfig
@@ -46,11 +48,15 @@ BROAD_ROUNDS = 2
 class ThemeReader(Protocol):
     """What the broad path needs of the store's theme layer (connectors.knowledge.themes.ThemeIndex)."""
 
-    def themes_for(self, query: str, principals: frozenset[str], k: int = 5) -> list[tuple[Any, float]]: ...
+    def themes_for(
+        self, query: str, principals: frozenset[str], k: int = 5
+    ) -> list[tuple[ThemeView, float]]: ...
 
-    def views(self, principals: frozenset[str]) -> list[Any]: ...
+    def views(self, principals: frozenset[str]) -> list[ThemeView]: ...
 
-    def entities_of(self, chunk_ids: Any, principals: frozenset[str]) -> dict[str, tuple[str, ...]]: ...
+    def entities_of(
+        self, chunk_ids: Iterable[str], principals: frozenset[str]
+    ) -> dict[str, tuple[str, ...]]: ...
 
 
 def broad_retrieve(
@@ -94,7 +100,7 @@ def broad_retrieve(
             for name in names:
                 counts[name] = counts.get(name, 0) + 1
         entities = sorted(counts, key=lambda n: (-counts[n], n))[:ENTITIES_PER_THEME]
-        candidates: list[tuple[float, Any, str]] = []
+        candidates: list[tuple[float, Hit, str]] = []
         for chunk_id in ranked[: DOCS_PER_THEME * 3]:
             hit = knowledge.read(chunk_id, principals)
             if hit is not None:

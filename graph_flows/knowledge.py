@@ -6,28 +6,35 @@ Nodes never call a connector; they read the store through this interface, always
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
+from connectors.knowledge.graph import Neighbor, VisibleGraph
+from connectors.knowledge.results import Hit
 from connectors.text import find_mentions
 
 
 class KnowledgeReader(Protocol):
+    """The store's read side as the flow uses it (connectors.knowledge.store.KnowledgeStore); every result is a
+    typed record, so a node reads fields, not guesses (tests/unit/graph_flows/test_knowledge.py keeps it so)."""
+
     def search_text(
         self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
-    ) -> list[Any]: ...
+    ) -> list[Hit]: ...
 
-    def similarity(self, query: str, chunk_ids: Any, principals: frozenset[str]) -> dict[str, float]: ...
+    def similarity(
+        self, query: str, chunk_ids: Sequence[str], principals: frozenset[str]
+    ) -> dict[str, float]: ...
 
-    def text_similarity(self, query: str, texts: Any) -> list[float]: ...
+    def text_similarity(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
-    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[Any]: ...
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[Hit]: ...
 
-    def read(self, chunk_id: str, principals: frozenset[str]) -> Any | None: ...
+    def read(self, chunk_id: str, principals: frozenset[str]) -> Hit | None: ...
 
     def neighbors(
         self, seeds: Iterable[str], principals: frozenset[str], types: set[str] | None = None
-    ) -> list[Any]: ...
+    ) -> list[Neighbor]: ...
 
     def expand(
         self, seeds: Iterable[str], principals: frozenset[str], k: int = 10
@@ -35,7 +42,7 @@ class KnowledgeReader(Protocol):
 
     def resolve(self, names: Iterable[str], principals: frozenset[str]) -> dict[str, list[str]]: ...
 
-    def graph(self, principals: frozenset[str]) -> Any: ...
+    def graph(self, principals: frozenset[str]) -> VisibleGraph: ...
 
     def term_frequencies(
         self, stems: Iterable[str], principals: frozenset[str]

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+# (Column types and statements: much the list bot.vault imports for its own tables.)
 from sqlalchemy import (
     Boolean,
     Column,

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.graph import GraphCache, Neighbor, VisibleGraph
 from connectors.knowledge.ledger import SyncLedger
+from connectors.knowledge.results import DocumentFields, DocumentInfo, Hit
 from connectors.knowledge.tables import (
     aliases,
     chunks,
@@ -49,39 +50,9 @@ WRITE_LOCK_KEY = 0x5E0717  # the advisory lock that serialises store writes on P
 GENERATION_TTL_S = 1.0  # how stale another process's writes may look to this one's read caches
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 _NO_SEEDS: tuple[str, ...] = ()
-_DOC_FIELDS = ("title", "url", "source", "kind", "version")  # copied as they are between documents and hits
+# Copied as they are between documents and hits (updated_at is converted on the way).
+_DOC_FIELDS = tuple(f.name for f in fields(DocumentFields) if f.name != "updated_at")
 _IN_BATCH = 500  # ids per `IN (...)` (SQLite allows 32766 parameters; PostgreSQL more)
-
-
-# A record of plain fields (like bot.jobs.Job); graph_flows.state.Evidence is its JSON copy in graph state.
-@dataclass(frozen=True)
-class Hit:
-    """A chunk as the flows see it, with everything needed to cite it."""
-
-    chunk_id: str
-    doc_id: str
-    title: str
-    url: str
-    source: str
-    kind: str
-    text: str
-    updated_at: str
-    version: str
-    score: float = 0.0
-    lexical_rank: int | None = None
-    dense_similarity: float | None = None
-
-
-@dataclass(frozen=True)
-class DocumentInfo:
-    id: str
-    title: str
-    url: str
-    source: str
-    kind: str
-    updated_at: str
-    version: str
-    metadata: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -115,7 +86,7 @@ class KnowledgeStore:
     @classmethod
     def open(
         cls, db_url: str, embedder: Embedder, *, chroma_path: Path | None, chroma_url: str | None = None
-    ):
+    ) -> KnowledgeStore:
         return cls(make_engine(db_url), ChunkVectors(embedder, path=chroma_path, url=chroma_url))
 
     # ------------------------------------------------------------------ write side

@@ -31,6 +31,7 @@ from connectors.knowledge.acl import visible_doc_ids
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.clustering import class_tfidf, normalised, spherical_kmeans, theme_count
 from connectors.knowledge.graph import VisibleGraph
+from connectors.knowledge.results import ThemeView
 from connectors.knowledge.tables import aliases, chunk_entities, chunks, store_meta, theme_members, themes
 from connectors.text import STOPWORDS, find_mentions, tokens
 
@@ -49,20 +50,6 @@ MINED = ""  # the norm of the row that marks a chunk as mined (a chunk may menti
 # A namer gets a theme's key terms and its central chunk texts and returns (label, summary), or None when it
 # could not (the theme keeps its offline label and is tried again next time).
 Namer = Callable[[list[str], list[str]], tuple[str, str] | None]
-
-
-@dataclass(frozen=True)
-class ThemeView:
-    """A theme as one asker sees it: everything here comes from chunks that asker may open."""
-
-    id: int
-    label: str
-    terms: tuple[str, ...]
-    size: int  # visible chunks
-    docs: tuple[str, ...]  # visible documents, most chunks first
-    chunk_ids: tuple[str, ...]
-    entities: tuple[str, ...]  # names its chunks mention, most chunks first (display form)
-    summary: str | None = None  # a model's summary, only when every chunk it was written from is visible
 
 
 @dataclass(frozen=True)

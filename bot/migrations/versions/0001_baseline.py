@@ -17,6 +17,8 @@ revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
+# Column by column, as Alembic writes it: a revision is frozen history, so it repeats the shape of the tables
+# it creates (and of other revisions) instead of importing code that may change later. Duplicates on purpose.
 
 SQLITE_LEXICAL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts "

@@ -13,6 +13,8 @@ revision = "0003"
 down_revision = "0002"
 branch_labels = None
 depends_on = None
+# Column by column, as Alembic writes it: a revision is frozen history, so it repeats the shape of the tables
+# it creates (and of other revisions) instead of importing code that may change later. Duplicates on purpose.
 
 
 def upgrade() -> None:

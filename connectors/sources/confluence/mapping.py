@@ -8,19 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from connectors.base import (
-    PUBLIC,
-    Link,
-    LinkType,
-    SourceDoc,
-    account_principal,
-    group_principal,
-    user_principal,
-)
+from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, person_principals
 from connectors.sources.access import Members, intersect
 from connectors.sources.adf import storage_content
+from connectors.text import ISSUE_KEY
 
-KEY_RE = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
 PAGE_URL_RE = re.compile(r"/pages/(?:viewpage\.action\?pageId=)?(\d+)")
 BROWSE_RE = re.compile(r"/browse/([A-Z][A-Z0-9_]+-\d+)")
 
@@ -83,8 +75,8 @@ def space_read_principals(
             continue
         principal = item.get("principal") or {}
         kind, ident = str(principal.get("type", "")).lower(), str(principal.get("id", ""))
-        if kind == "user" and ident:
-            found.add(account_principal(source, ident))
+        if kind == "user":
+            found |= person_principals(source, ident, None)
         elif kind == "group" and ident in group_names:
             found.add(group_principal(source, group_names[ident]))
         elif kind in ("role", "access_class") and ident == "anonymous-users":
@@ -97,10 +89,7 @@ def restriction_principals(body: dict[str, Any], source: str) -> set[str]:
     restrictions = body.get("restrictions") or {}
     found: set[str] = set()
     for user in (restrictions.get("user") or {}).get("results") or []:
-        if user.get("accountId"):
-            found.add(account_principal(source, str(user["accountId"])))
-        if user.get("email"):
-            found.add(user_principal(str(user["email"])))
+        found |= person_principals(source, user.get("accountId"), user.get("email"))
     for group in (restrictions.get("group") or {}).get("results") or []:
         if group.get("name"):
             found.add(group_principal(source, str(group["name"])))
@@ -117,11 +106,7 @@ def effective_acl(space: set[str], restricted_levels: list[set[str]], members: M
 
 
 def identity_principals(me: dict[str, Any], groups: list[dict[str, Any]], source: str) -> set[str]:
-    found = {PUBLIC}
-    if me.get("accountId"):
-        found.add(account_principal(source, str(me["accountId"])))
-    if me.get("email"):
-        found.add(user_principal(str(me["email"])))
+    found = {PUBLIC, *person_principals(source, me.get("accountId"), me.get("email"))}
     found |= {group_principal(source, str(g["name"])) for g in groups if g.get("name")}
     return found
 
@@ -154,7 +139,7 @@ def page_to_doc(
     links += [Link(target=key, type=LinkType.LINKS_TO, by_name=True) for key in content.jira_keys]
     links += [_url_link(url, source, site.rstrip("/")) for url in content.urls]
     explicit = {link.target for link in links}
-    for key in sorted(set(KEY_RE.findall(content.text)) - explicit):
+    for key in sorted(set(ISSUE_KEY.findall(content.text)) - explicit):
         links.append(Link(target=key, type=LinkType.MENTIONS, by_name=True))
     return SourceDoc(
         id=doc_id(source, page.id),

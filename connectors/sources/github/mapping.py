@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, account_principal, group_principal
-from connectors.text import comment_text, join_comments
+from connectors.text import ISSUE_KEY, comment_text, join_comments
 
 REF_RE = re.compile(
     r"(?:(?P<verb>\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+)|(?P<dup>\bduplicate\s+of\s+))?"
@@ -17,7 +17,6 @@ REF_RE = re.compile(
     re.IGNORECASE,
 )
 URL_REF_RE = re.compile(r"github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)/(?:issues|pull)/(?P<number>\d+)")
-KEY_RE = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
 SHA_RE = re.compile(r"\b[0-9a-f]{40}\b")
 
 
@@ -108,7 +107,7 @@ def references(text: str, *, source: str, repo: str) -> list[Link]:
         links.append(
             Link(target=doc_id(source, f"{m['owner']}/{m['repo']}", int(m["number"])), type=LinkType.MENTIONS)
         )
-    links += [Link(target=key, type=LinkType.MENTIONS, by_name=True) for key in KEY_RE.findall(text)]
+    links += [Link(target=key, type=LinkType.MENTIONS, by_name=True) for key in ISSUE_KEY.findall(text)]
     return links
 
 

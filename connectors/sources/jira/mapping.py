@@ -8,19 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from connectors.base import (
-    PUBLIC,
-    Link,
-    LinkType,
-    SourceDoc,
-    account_principal,
-    group_principal,
-    user_principal,
-)
+from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, person_principals
 from connectors.sources.adf import adf_content
-from connectors.text import comment_text, join_comments
+from connectors.text import ISSUE_KEY, comment_text, join_comments
 
-KEY_RE = re.compile(r"\b[A-Z][A-Z0-9_]+-\d+\b")
 URL_RE = re.compile(r"https?://[^\s<>\"')\]]+")
 LINK_TYPES = {"blocks": LinkType.BLOCKS, "duplicate": LinkType.DUPLICATES, "cloners": LinkType.CLONES}
 SYMMETRIC = {LinkType.RELATES}
@@ -134,10 +125,7 @@ def holder_principals(holder: dict[str, Any], source: str) -> set[str]:
         return {group_principal(source, str(parameter))}
     if kind == "user":
         user = holder.get("user") if isinstance(holder.get("user"), dict) else {}
-        found = {account_principal(source, str(parameter))} if parameter else set()
-        if user.get("emailAddress"):
-            found.add(user_principal(str(user["emailAddress"])))
-        return found
+        return person_principals(source, parameter, user.get("emailAddress"))
     if kind == "applicationRole":
         return {group_principal(source, f"app:{parameter or 'any'}")}
     return set()
@@ -151,28 +139,20 @@ def actor_principals(role: dict[str, Any], source: str) -> set[str]:
         user = actor.get("actorUser") or {}
         if group.get("name"):
             found.add(group_principal(source, str(group["name"])))
-        if user.get("accountId"):
-            found.add(account_principal(source, str(user["accountId"])))
+        found |= person_principals(source, user.get("accountId"), None)
     return found
 
 
 def user_principals(user: User | None, source: str) -> set[str]:
     if user is None or not user.accountId:
         return set()
-    found = {account_principal(source, user.accountId)}
-    if user.emailAddress:
-        found.add(user_principal(user.emailAddress))
-    return found
+    return person_principals(source, user.accountId, user.emailAddress)
 
 
 def identity_principals(me: dict[str, Any], source: str) -> set[str]:
     """`GET /myself?expand=groups,applicationRoles` -> what this user may see (in `source`'s namespace; the
     email counts only where it is the asker's Slack-verified one, which the resolver checks)."""
-    found = {PUBLIC}
-    if me.get("accountId"):
-        found.add(account_principal(source, str(me["accountId"])))
-    if me.get("emailAddress"):
-        found.add(user_principal(str(me["emailAddress"])))
+    found = {PUBLIC, *person_principals(source, me.get("accountId"), me.get("emailAddress"))}
     for group in (me.get("groups") or {}).get("items") or []:
         if group.get("name"):
             found.add(group_principal(source, str(group["name"])))
@@ -246,7 +226,7 @@ def issue_to_doc(
     if f.parent is not None:
         links.append(Link(target=doc_id(source, f.parent.key), type=LinkType.PARENT))
     linked_keys = {link.target for link in links}
-    for key in sorted(set(KEY_RE.findall(text)) - {issue.key}):
+    for key in sorted(set(ISSUE_KEY.findall(text)) - {issue.key}):
         if doc_id(source, key) not in linked_keys:
             links.append(Link(target=key, type=LinkType.MENTIONS, by_name=True))
     for url in dict.fromkeys(urls):

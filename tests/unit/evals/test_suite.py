@@ -12,18 +12,14 @@ from evals.suite import SET_NAMES, BenchRequest, custom_label, make_request, spl
 
 def _request(**overrides: Any) -> BenchRequest:
     args: dict[str, Any] = {
-        "sets": None,
-        "modes": None,
-        "questions": None,
-        "corpus": None,
-        "format": None,
-        "limit": None,
+        "sets": (),
+        "modes": (),
         "embedder": "hash",
         "data_dir": Path("d"),
         "bench_data": Path("b"),
         "examples_dir": Path("e"),
     }
-    return make_request(**{**args, **overrides})
+    return make_request(BenchRequest(**{**args, **overrides}))
 
 
 def test_split_names_accepts_repeats_and_commas() -> None:
