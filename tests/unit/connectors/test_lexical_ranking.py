@@ -92,3 +92,39 @@ def test_seeing_everything_ranks_as_fts5_bm25_does(tmp_path: Path) -> None:
 
     assert ordered([(h.chunk_id, h.score) for h in ours]) == ordered([(c, s) for c, s in theirs])
     assert [h.chunk_id for h in ours[:2]] == [c for c, _ in theirs[:2]]
+
+
+COMMON_DOCS = [
+    _doc(f"c{n}", f"Motor log {n}", f"The motor ran {'warm ' * (n % 4)}on shift {n}.", {PUBLIC})
+    for n in range(30)
+]
+
+
+def test_past_the_candidate_budget_the_rare_terms_choose_and_the_scores_stay_exact(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """With more matching rows than the budget, rows holding only the common term ("motor", in 32 chunks) are
+    left out, and the chunks the rare terms brought in keep exactly the scores a full evaluation gives them."""
+    from connectors.knowledge import lexical
+
+    store = _store(tmp_path, PUBLIC_DOCS + COMMON_DOCS + HIDDEN_DOCS)
+    outsider = frozenset({PUBLIC})
+    full = dict(_ranking(store, outsider))
+    monkeypatch.setattr(lexical, "CANDIDATE_BUDGET", 5)
+    budgeted = _ranking(store, outsider)
+
+    assert [d for d, _ in budgeted] == ["t:a", "t:b"]  # the only visible chunks with "kestrel" or "warranty"
+    assert all(full[d] == score for d, score in budgeted)
+    assert len(full) == 10  # unbudgeted, "motor" alone fills the rest
+
+
+def test_the_budget_counts_only_visible_rows(tmp_path: Path, monkeypatch) -> None:
+    """Fifteen hidden chunks say "kestrel": for an outsider the term is still rare (one visible chunk), so it
+    picks the candidates exactly as in a store without the hidden chunks."""
+    from connectors.knowledge import lexical
+
+    monkeypatch.setattr(lexical, "CANDIDATE_BUDGET", 5)
+    alone = _store(tmp_path / "alone", PUBLIC_DOCS + COMMON_DOCS)
+    crowded = _store(tmp_path / "crowded", PUBLIC_DOCS + COMMON_DOCS + HIDDEN_DOCS)
+    outsider = frozenset({PUBLIC})
+    assert _ranking(crowded, outsider) == _ranking(alone, outsider)
