@@ -33,6 +33,7 @@ TITLE_WEIGHT = 1.5  # a term in the title says more than the same term in the bo
 COLUMN_WEIGHTS = (TITLE_WEIGHT, 1.0)  # title, body: as the columns are declared
 MAX_QUERY_TERMS = 32
 CANDIDATE_BUDGET = 5000  # visible rows the rarest phrases may bring in; commoner ones only score those
+MARKING_COST = 50  # reading one candidate row's text costs about as much as this many postings of a term
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's constants
 _FTS_TOKEN = re.compile(r"[^\W_]+")  # unicode61: runs of letters and digits
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
@@ -184,11 +185,12 @@ def search(
     candidates = np.unique(np.concatenate([found[i][0] for i in chosen]))
     for i, phrase in enumerate(phrases):
         if i not in found and df[i]:
-            found[i] = (
-                _postings_among(conn, written[phrase][0], candidates)
-                if len(phrase) == 1
-                else _phrase_postings(conn, phrase, groups, mask)
-            )
+            if len(phrase) > 1:
+                found[i] = _phrase_postings(conn, phrase, groups, mask)
+            elif len(candidates) * MARKING_COST <= df[i]:  # few candidates: read them, not the postings
+                found[i] = _postings_among(conn, written[phrase][0], candidates)
+            else:
+                found[i] = _term_postings(conn, phrase[0], groups, mask, among=candidates)
     average = stats.average_length or 1.0
     scores = np.zeros(len(candidates), dtype=np.float64)
     for i in range(len(phrases)):
@@ -211,7 +213,7 @@ def search(
 
 _TERM_FREQUENCIES = (
     f"SELECT doc, sum(CASE WHEN col = 'title' THEN {TITLE_WEIGHT} ELSE 1.0 END) FROM {FTS_TABLE}_terms "
-    "WHERE term = :term GROUP BY doc"
+    "WHERE term = :term{among} GROUP BY doc"
 )
 _AMONG = " AND doc IN (SELECT value FROM json_each(:among))"
 _MARK = "\x01"
@@ -222,9 +224,15 @@ _MARKED = (
 )
 
 
-def _term_postings(conn: Connection, term: str, groups: RowGroups, mask: np.ndarray) -> Postings:
-    """Visible rows holding a stored term, with its column-weighted count."""
-    got = raw_rows(conn, _TERM_FREQUENCIES, {"term": term})
+def _term_postings(
+    conn: Connection, term: str, groups: RowGroups, mask: np.ndarray, among: np.ndarray | None = None
+) -> Postings:
+    """Visible rows holding a stored term, with its column-weighted count (only rows `among`, when given:
+    SQLite filters the postings, Python never sees the rest)."""
+    params: dict[str, Any] = {"term": term}
+    if among is not None:
+        params["among"] = json.dumps(among.tolist())
+    got = raw_rows(conn, _TERM_FREQUENCIES.format(among=_AMONG if among is not None else ""), params)
     rows = np.fromiter((r for r, _ in got), dtype=np.int64, count=len(got))
     freq = np.fromiter((f for _, f in got), dtype=np.float64, count=len(got))
     keep = groups.visible(rows, mask)
