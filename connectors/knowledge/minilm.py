@@ -13,6 +13,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ PAD_WASTE_RATIO = 1.2  # a batch may hold at most 20% padding ...
 PAD_SLACK_TOKENS = 64  # ... plus this much, so a handful of short texts still share one batch
 MINILM_PRECISIONS = ("int8", "fp32")
 INT8_RECIPE = 1  # bump when the graph or the quantisation settings change: cached int8 models rebuild
+INT8_SPACE = 2  # in the int8 embedder's name: bump with INT8_RECIPE or when the session's fusions change
+# (2: SkipLayerNormalization left unfused), so indexes of the old vectors are embedded again
 
 # Eigen's (and XLA's) float erf: an odd/even rational fit on [-4, 4], max abs error ~4e-7, so numpy's GELU is
 # torch's exact erf form to float32 precision without scipy. Horner coefficients, highest power first.
@@ -232,20 +235,30 @@ def _threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+# onnxruntime fuses Add + LayerNormalization into SkipLayerNormalization, whose CPU kernel took 17% of the int8
+# forward pass against 0.3% for the plain LayerNormalization: unfused, a passage costs ~20% less CPU. The int8
+# vectors move within the quantisation noise (cosine to fp32 0.9949 fused, 0.9948 unfused), so it is a recipe.
+_SLOW_FUSIONS = ["SkipLayerNormFusion"]
+
+
 class _OrtRunner:
     """The forward pass in onnxruntime: ~1.7x numpy's speed in fp32 (fused kernels, threaded element ops),
-    about twice that again with the int8 model."""
+    about twice that again with the int8 model. `threads` is the intra-op pool of one call: the int8 model runs
+    one text per call, too little work to split, so there each call gets one thread and the calls run side by
+    side (`MiniLMEmbedder.embed`)."""
 
-    def __init__(self, model: str | bytes) -> None:
+    def __init__(self, model: str | bytes, threads: int) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # unused-initializer chatter is not worth a log line
-        options.intra_op_num_threads = _threads()
+        options.intra_op_num_threads = threads
         # Idle threads sleep instead of spinning: on cores shared with the bot and other processes, spinning
         # threads starve the ones doing work (measured: twice the throughput under load, equal when idle).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self._session = onnxruntime.InferenceSession(
+            model, options, providers=["CPUExecutionProvider"], disabled_optimizers=_SLOW_FUSIONS
+        )
 
     def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {
@@ -347,7 +360,7 @@ class MiniLMEmbedder:
 
     `precision="int8"` (the default) runs onnxruntime on an int8 copy of the model, built from the shipped
     weights on first use and kept in `cache_dir` (a temporary folder when None): about twice fp32's speed at
-    ~0.99 cosine to it. It is another vector space, so the name says so ("-int8") and indexes never mix the two.
+    ~0.99 cosine to it. It is another vector space, so the name says so ("-int8r2") and indexes never mix the two.
     The other backends always run fp32.
     """
 
@@ -382,7 +395,7 @@ class MiniLMEmbedder:
             "int8" if precision == "int8" and self._resolve_backend() == "onnxruntime" else "fp32"
         )
         # Truncation changes the vectors of long texts, so another length is another vector space; so does int8.
-        self.name = MINILM_NAME + ("-int8" if self.precision == "int8" else "")
+        self.name = MINILM_NAME + (f"-int8r{INT8_SPACE}" if self.precision == "int8" else "")
         if max_length != MINILM_MAX_LENGTH:
             self.name += f"@{max_length}"
         self._lock = threading.Lock()
@@ -424,15 +437,15 @@ class MiniLMEmbedder:
         if backend == "numpy":
             return _BertWeights(self.model_dir)
         if self.precision == "fp32":
-            return _OrtRunner(_onnx_model(_BertWeights(self.model_dir)).SerializeToString())
+            return _OrtRunner(_onnx_model(_BertWeights(self.model_dir)).SerializeToString(), _threads())
         if self.cache_dir is None:
             with tempfile.TemporaryDirectory(prefix="sleuth-minilm-") as tmp:
                 path = build_int8_model(self.model_dir, Path(tmp) / "model.onnx")
-                return _OrtRunner(str(path))
+                return _OrtRunner(str(path), 1)
         path = int8_model_path(self.model_dir, self.cache_dir)
         if not path.is_file():
             build_int8_model(self.model_dir, path)
-        return _OrtRunner(str(path))
+        return _OrtRunner(str(path), 1)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts in order; rows are unit vectors (the empty string gets the [CLS] [SEP] vector)."""
@@ -449,15 +462,28 @@ class MiniLMEmbedder:
         result = np.empty((len(texts), self.dim), dtype=np.float32)
         # int8 quantises activations with one scale per call, so a text in a batch would get a vector that
         # depends on its neighbours (and their padding): int8 runs one text per call, which is also fastest.
-        size = 1 if self.precision == "int8" else self.batch_size
-        for chunk in _length_batches([len(i) for i in ids], size):
-            length = len(ids[chunk[-1]])
-            batch = np.zeros((len(chunk), length), dtype=np.int64)
-            mask = np.zeros((len(chunk), length), dtype=bool)
-            for row, i in enumerate(chunk):
-                batch[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = True
-            result[chunk] = self._runner.forward(batch, mask)
+        # Those single-text calls run on one thread each, as many side by side as there are cores (onnxruntime
+        # releases the GIL): splitting one small call across cores cost more in hand-offs than it saved.
+        size, lanes = (1, _threads()) if self.precision == "int8" else (self.batch_size, 1)
+        runner = self._runner
+        batches = list(_length_batches([len(i) for i in ids], size))
+
+        def run(lane: list[list[int]]) -> None:
+            for chunk in lane:
+                length = len(ids[chunk[-1]])
+                batch = np.zeros((len(chunk), length), dtype=np.int64)
+                mask = np.zeros((len(chunk), length), dtype=bool)
+                for row, i in enumerate(chunk):
+                    batch[row, : len(ids[i])] = ids[i]
+                    mask[row, : len(ids[i])] = True
+                result[chunk] = runner.forward(batch, mask)
+
+        lanes = min(lanes, len(batches))
+        if lanes <= 1:
+            run(batches)
+        else:  # every lane takes every n-th batch of the length-sorted list: equal shares of long texts
+            with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="minilm") as pool:
+                list(pool.map(run, [batches[n::lanes] for n in range(lanes)]))
         return normalise_rows(result)
 
 
