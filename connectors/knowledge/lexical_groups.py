@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection
 
-TERM_CACHE = 50_000  # terms whose per-group document frequencies are kept (a vector of group counts each)
+TERM_CACHE_CELLS = (
+    4_000_000  # per-group counts kept over all cached terms (int32: 16 MB), however many groups
+)
+MASK_CACHE = 256  # principal sets whose visible-group masks are kept
 NO_GROUP = -1  # rows of a document nobody may open, and row ids no chunk has
 
 
@@ -42,11 +45,19 @@ class RowGroups:
         self.rows = np.bincount(group_of_row[counted], minlength=len(acls))
         self.tokens = np.bincount(group_of_row[counted], weights=length[counted], minlength=len(acls))
         self._df: dict[str, np.ndarray] = {}
+        self._masks: dict[frozenset[str], np.ndarray] = {}
         self._lock = threading.Lock()
 
     def mask(self, principals: frozenset[str]) -> np.ndarray:
         """Visible groups as booleans, one more (False) at the end that NO_GROUP indexes."""
-        return np.array([not principals.isdisjoint(acl) for acl in self.acls] + [False], dtype=bool)
+        found = self._masks.get(principals)
+        if found is None:
+            found = np.array([not principals.isdisjoint(acl) for acl in self.acls] + [False], dtype=bool)
+            with self._lock:
+                if len(self._masks) >= MASK_CACHE:
+                    self._masks.clear()
+                self._masks[principals] = found
+        return found
 
     def groups(self, rowids: np.ndarray) -> np.ndarray:
         """The group of each row id (NO_GROUP for ids past the table: rows written after it was read)."""
@@ -72,9 +83,9 @@ class RowGroups:
         if counts is None:
             docs = raw_rows(conn, f"SELECT DISTINCT doc FROM {vocab} WHERE term = :term", {"term": term})
             groups = self.groups(np.fromiter((d for (d,) in docs), dtype=np.int64, count=len(docs)))
-            counts = np.bincount(groups[groups >= 0], minlength=len(self.acls))
+            counts = np.bincount(groups[groups >= 0], minlength=len(self.acls)).astype(np.int32)
             with self._lock:
-                if len(self._df) >= TERM_CACHE:
+                if (len(self._df) + 1) * max(len(self.acls), 1) > TERM_CACHE_CELLS:
                     self._df.clear()
                 self._df[term] = counts
         return int(counts[mask[:-1]].sum())
