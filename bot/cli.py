@@ -836,6 +836,8 @@ def _bench_scale(
         "p50_ms",
         "p95_ms",
         "p50_cpu_ms",
+        "p50_cpu_one_hop_ms",
+        "p50_cpu_two_hop_ms",
         "recall_at_5",
         "peak_rss_mb",
         "disk_mb",

@@ -114,6 +114,10 @@ class ScaleRow:
     p95_ms: float
     p50_cpu_ms: float  # process CPU time per question: what a shared, busy machine distorts least
     p95_cpu_ms: float
+    # Half the planted questions take one hop, half two (2-3 rounds, a graph walk): the overall median sits
+    # between the two groups, and one question answered in fewer rounds moves it far. Per group it does not.
+    p50_cpu_one_hop_ms: float
+    p50_cpu_two_hop_ms: float
     recall_at_5: float
     peak_rss_mb: float  # sampled while this size was opened or built and its questions ran
     index_peak_rss_mb: float
@@ -296,6 +300,7 @@ def run_scale(
             advance = tracker(f"{size} · {mode}", len(corpus.questions))
             latencies: list[float] = []
             cpu: list[float] = []
+            cpu_by_hops: dict[int, list[float]] = {1: [], 2: []}
             recalls: list[float] = []
             errors = 0
             for q in corpus.questions:
@@ -311,6 +316,7 @@ def run_scale(
                 else:
                     latencies.append(outcome.ms)
                     cpu.append((time.process_time() - cpu_started) * 1000)
+                    cpu_by_hops[min(len(q.gold), 2)].append(cpu[-1])
                     recalls.append(recall_at(outcome.ranked, q.gold, RECALL_K))
                 advance(1)
         rows.append(
@@ -328,6 +334,8 @@ def run_scale(
                 p95_ms=round(percentile(latencies, 95), 1),
                 p50_cpu_ms=round(percentile(cpu, 50), 1),
                 p95_cpu_ms=round(percentile(cpu, 95), 1),
+                p50_cpu_one_hop_ms=round(percentile(cpu_by_hops[1], 50), 1),
+                p50_cpu_two_hop_ms=round(percentile(cpu_by_hops[2], 50), 1),
                 recall_at_5=round(mean(recalls), 4),
                 peak_rss_mb=round(rss.peak_mb, 1),
                 index_peak_rss_mb=stats.peak_rss_mb,

@@ -78,10 +78,16 @@ class VisibleGraph:
         return out
 
     @cached_property
-    def push_thresholds(self) -> dict[str, float]:
-        """PPR_EPSILON x degree per node (at least one): the residual a node needs before it pushes, computed
-        once per graph instead of per edge of every walk."""
-        return {node: PPR_EPSILON * max(len(links), 1) for node, links in self.adjacency.items()}
+    def _walkable(self) -> tuple[dict[str, int], list[str], list[list[int]], list[float]]:
+        """The adjacency as integers for the walk, built once per graph: node -> index, index -> node, each
+        node's neighbour indices (one per edge, as `adjacency` lists them) and the residual it needs before
+        it pushes (PPR_EPSILON x degree, at least one). Lists indexed by integers, not dictionaries keyed by
+        ids, are what keeps a walk of tens of thousands of pushes cheap."""
+        names = list(self.adjacency)
+        index = {node: i for i, node in enumerate(names)}
+        links = [[index[other] for other, _, _ in self.adjacency[node]] for node in names]
+        thresholds = [PPR_EPSILON * max(len(out), 1) for out in links]
+        return index, names, links, thresholds
 
     def personalised_pagerank(self, seeds: Iterable[str], k: int) -> list[tuple[str, float]]:
         """Approximate PPR by local push (Andersen, Chung, Lang 2006): cost grows with the explored area,
@@ -89,30 +95,36 @@ class VisibleGraph:
         start = self.seeds_to_nodes(seeds)
         if not start:
             return []
-        residual: dict[str, float] = {s: 1.0 / len(start) for s in start}
+        index, names, adjacency, threshold = self._walkable
         rank: dict[str, float] = defaultdict(float)
-        adjacency, threshold = self.adjacency, self.push_thresholds
-        queue = list(start)
+        for node in start:
+            if node not in index:  # a seed without edges keeps its share
+                rank[node] += 1.0 / len(start)
+        residual: dict[int, float] = {index[s]: 1.0 / len(start) for s in start if s in index}
+        scores: dict[int, float] = defaultdict(float)
+        queue = [index[s] for s in start if s in index]
         pushes = 0
         while queue and pushes < 50_000:
             node = queue.pop()
             r = residual.get(node, 0.0)
-            links = adjacency.get(node, ())
+            links = adjacency[node]
             if not links:
-                rank[node] += r
+                scores[node] += r
                 residual[node] = 0.0
                 continue
             if r < threshold[node]:
                 continue
             pushes += 1
-            rank[node] += PPR_ALPHA * r
+            scores[node] += PPR_ALPHA * r
             share = (1 - PPR_ALPHA) * r / len(links)
             residual[node] = 0.0
-            for other, _, _ in links:
+            for other in links:
                 before = residual.get(other, 0.0)
                 after = residual[other] = before + share
-                if before < threshold.get(other, PPR_EPSILON) <= after:
+                if before < threshold[other] <= after:
                     queue.append(other)
+        for i, score in scores.items():
+            rank[names[i]] += score
         scored = [(n, s) for n, s in rank.items() if n in self.docs]
         scored.sort(key=lambda item: (-item[1], item[0]))
         return scored[:k]

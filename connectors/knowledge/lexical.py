@@ -4,11 +4,13 @@ retrieval alone misses them.
 FTS5's own `bm25()` takes its statistics (row count, document frequencies, average length) from the whole
 table, so chunks an asker may not open would still move the order of those they may: a side channel. Ranking
 here therefore reads the index (`fts5vocab` instances: which rows hold each term, where) only for visible rows
-and computes FTS5's BM25 formula with statistics over the visible chunks alone (`VisibleStats`).
+and computes FTS5's BM25 formula with statistics over the visible chunks alone (`VisibleStats`), summed from
+per-ACL-group aggregates (`lexical_groups`) so that no question scans the corpus.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -17,16 +19,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
+from typing import Any
 
+import numpy as np
 from nltk.stem.porter import PorterStemmer
 from sqlalchemy import Connection, text
 
+from connectors.knowledge.lexical_groups import RowGroups, load_row_groups, raw_rows
 from connectors.text import TICKET_KEY, content_terms, fold, tokens
 
 FTS_TABLE = "chunks_fts"
 TITLE_WEIGHT = 1.5  # a term in the title says more than the same term in the body
 COLUMN_WEIGHTS = (TITLE_WEIGHT, 1.0)  # title, body: as the columns are declared
 MAX_QUERY_TERMS = 32
+CANDIDATE_BUDGET = 5000  # visible rows the rarest phrases may bring in; commoner ones only score those
+MARKING_COST = 50  # reading one candidate row's text costs about as much as this many postings of a term
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's constants
 _FTS_TOKEN = re.compile(r"[^\W_]+")  # unicode61: runs of letters and digits
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
@@ -92,101 +99,189 @@ class VisibleStats:
 
     rows: int
     tokens: int  # title and body tokens of those rows together
+    groups: RowGroups | None = None  # the aggregates these were summed from (SQLite), reused by `search`
 
     @property
     def average_length(self) -> float:
         return self.tokens / self.rows if self.rows else 0.0
 
 
-def visible_stats(conn: Connection, principals: frozenset[str]) -> VisibleStats:
-    """Row count and total length of the visible chunks (lengths from FTS5's own `docsize` table)."""
-    clause, params = _acl_clause(principals)
-    sql = text(
-        f"SELECT d.sz AS sz FROM {FTS_TABLE}_docsize d JOIN chunks c ON c.rowid_fts = d.id WHERE {clause}"
-    )
-    rows = total = 0
-    for (blob,) in conn.execute(sql, params):
-        rows += 1
-        total += sum(_varints(bytes(blob or b"")))
-    return VisibleStats(rows, total)
+def row_groups(conn: Connection) -> RowGroups:
+    """The per-ACL-group aggregates of the index as it stands (the store keeps one per generation)."""
+    return load_row_groups(conn, FTS_TABLE)
+
+
+def visible_stats(
+    conn: Connection, principals: frozenset[str], groups: RowGroups | None = None
+) -> VisibleStats:
+    """Row count and total length of the visible chunks: sums over the groups these principals may see."""
+    groups = groups or row_groups(conn)
+    rows, tokens = groups.totals(groups.mask(principals))
+    return VisibleStats(rows, tokens, groups)
 
 
 def query_phrases(query: str) -> list[tuple[str, ...]]:
     """The query as FTS5 phrases of stored (folded, porter-stemmed) tokens: ticket keys whole, then each
     content term; the same terms `match_expression` builds."""
-    phrases: list[tuple[str, ...]] = []
-    for key in TICKET_KEY.findall(query):
-        phrases.append(tuple(_stem(t) for t in _FTS_TOKEN.findall(fold(key))))
-    for term in content_terms(query):
-        phrase = tuple(_stem(t) for t in _FTS_TOKEN.findall(fold(term)))
-        if phrase and phrase not in phrases:
-            phrases.append(phrase)
-    return [p for p in phrases if p][:MAX_QUERY_TERMS]
+    return list(_query_terms(query))
+
+
+def _query_terms(query: str) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Stored phrase -> its tokens as written (folded, unstemmed), in query order."""
+    found: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for text_ in [*TICKET_KEY.findall(query), *content_terms(query)]:
+        written = tuple(_FTS_TOKEN.findall(fold(text_)))
+        if written and len(found) < MAX_QUERY_TERMS:
+            found.setdefault(tuple(_stem(t) for t in written), written)
+    return found
+
+
+Postings = tuple[np.ndarray, np.ndarray]  # (rowids, column-weighted occurrences), visible rows only
 
 
 def search(
     conn: Connection, query: str, principals: frozenset[str], k: int, stats: VisibleStats | None = None
 ) -> list[LexicalHit]:
     """The `k` best visible chunks for the query by BM25 over visible chunks only (FTS5's formula: per
-    phrase idf x saturated, column-weighted frequency, normalised by row length)."""
-    phrases = query_phrases(query)
-    if not phrases:
+    phrase idf x saturated, column-weighted frequency, normalised by row length).
+
+    The rarest phrases, up to CANDIDATE_BUDGET visible rows together, choose the candidates; commoner phrases
+    (df counted from the per-group aggregates, never by reading their postings) only add to the scores of those
+    candidates. A question's cost so follows its rare words, not the size of the corpus, and the candidates are
+    ranked exactly as a full evaluation ranks them. Below the budget (every corpus of a few thousand chunks)
+    every matching row is a candidate, as FTS5's own OR-query gives.
+    """
+    written = _query_terms(query)
+    phrases = list(written)
+    if not phrases or not principals:
         return []
-    stats = stats or visible_stats(conn, principals)
+    stats = stats if stats is not None and stats.groups is not None else visible_stats(conn, principals)
+    groups = stats.groups
+    assert groups is not None
     if not stats.rows:
         return []
-    weighted = [_phrase_frequencies(conn, phrase, principals) for phrase in phrases]
-    candidates = set().union(*(found.keys() for found in weighted))
-    if not candidates:
+    mask = groups.mask(principals)
+    found: dict[int, Postings] = {}
+    df: list[int] = []
+    for i, phrase in enumerate(phrases):
+        if len(phrase) == 1:
+            df.append(groups.document_frequency(conn, phrase[0], f"{FTS_TABLE}_terms", mask))
+        else:  # a phrase's rows are known only from its positions: read them (its rarest token leads)
+            found[i] = _phrase_postings(conn, phrase, groups, mask)
+            df.append(len(found[i][0]))
+    chosen: list[int] = []
+    budget = 0
+    for i in sorted(range(len(phrases)), key=lambda n: (df[n], n)):
+        if df[i] and (not chosen or budget + df[i] <= CANDIDATE_BUDGET):
+            chosen.append(i)
+            budget += df[i]
+        elif df[i]:
+            break
+    if not chosen:
         return []
-    lengths = _row_lengths(conn, candidates)
-    scores: dict[int, float] = defaultdict(float)
-    for found in weighted:
-        idf = math.log((stats.rows - len(found) + 0.5) / (len(found) + 0.5))
+    for i in chosen:
+        if i not in found:
+            found[i] = _term_postings(conn, phrases[i][0], groups, mask)
+    candidates = np.unique(np.concatenate([found[i][0] for i in chosen]))
+    for i, phrase in enumerate(phrases):
+        if i not in found and df[i]:
+            if len(phrase) > 1:
+                found[i] = _phrase_postings(conn, phrase, groups, mask)
+            elif len(candidates) * MARKING_COST <= df[i]:  # few candidates: read them, not the postings
+                found[i] = _postings_among(conn, written[phrase][0], candidates)
+            else:
+                found[i] = _term_postings(conn, phrase[0], groups, mask, among=candidates)
+    average = stats.average_length or 1.0
+    scores = np.zeros(len(candidates), dtype=np.float64)
+    for i in range(len(phrases)):
+        if i not in found:
+            continue
+        rows, freq = found[i]
+        idf = math.log((stats.rows - df[i] + 0.5) / (df[i] + 0.5))
         idf = idf if idf > 0 else 1e-6  # as FTS5 does for terms in more than half the rows
-        for row, freq in found.items():
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths.get(row, 0) / (stats.average_length or 1.0))
-            scores[row] += idf * freq * (BM25_K1 + 1) / (freq + norm)
-    ranked = sorted(scores, key=lambda row: (-scores[row], row))[:k]
+        at = np.searchsorted(candidates, rows)
+        keep = (at < len(candidates)) & (candidates[np.minimum(at, len(candidates) - 1)] == rows)
+        rows, freq, at = rows[keep], freq[keep], at[keep]
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * groups.lengths(rows) / average)
+        scores[at] += idf * freq * (BM25_K1 + 1) / (freq + norm)
+    order = np.lexsort((candidates, -scores))[:k]
+    ranked = [int(candidates[j]) for j in order if scores[j] > 0]
+    by_row = dict(zip(candidates.tolist(), scores.tolist(), strict=True))
     ids = _chunk_ids(conn, ranked)
-    return [LexicalHit(chunk_id=ids[r][0], doc_id=ids[r][1], score=scores[r]) for r in ranked if r in ids]
+    return [LexicalHit(chunk_id=ids[r][0], doc_id=ids[r][1], score=by_row[r]) for r in ranked if r in ids]
 
 
-def _phrase_frequencies(
-    conn: Connection, phrase: tuple[str, ...], principals: frozenset[str]
-) -> dict[int, float]:
-    """Visible row -> column-weighted occurrences of the phrase (its tokens at consecutive offsets)."""
-    clause, params = _acl_clause(principals)
-    sql = text(
-        f"SELECT v.doc AS row, v.col AS col, v.offset AS pos FROM {FTS_TABLE}_terms v "
-        f"JOIN chunks c ON c.rowid_fts = v.doc WHERE v.term = :term AND {clause}"
-    )
-    columns = {"title": 0, "body": 1}
-    positions: list[set[tuple[int, int, int]]] = []
-    for token in dict.fromkeys(phrase):
-        found = {
-            (int(r.row), columns.get(str(r.col), 1), int(r.pos))
-            for r in conn.execute(sql, {"term": token, **params})
-        }
-        positions.append(found)
-    by_token = dict(zip(dict.fromkeys(phrase), positions, strict=True))
+_TERM_FREQUENCIES = (
+    f"SELECT doc, sum(CASE WHEN col = 'title' THEN {TITLE_WEIGHT} ELSE 1.0 END) FROM {FTS_TABLE}_terms "
+    "WHERE term = :term{among} GROUP BY doc"
+)
+_AMONG = " AND doc IN (SELECT value FROM json_each(:among))"
+_MARK = "\x01"
+# FTS5 seeks each candidate in the term's doclist and marks every instance of the term in its text.
+_MARKED = (
+    f"SELECT title, body, highlight({FTS_TABLE}, 0, char(1), ''), highlight({FTS_TABLE}, 1, char(1), ''), "
+    f"rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :phrase AND rowid IN (SELECT value FROM json_each(:among))"
+)
+
+
+def _term_postings(
+    conn: Connection, term: str, groups: RowGroups, mask: np.ndarray, among: np.ndarray | None = None
+) -> Postings:
+    """Visible rows holding a stored term, with its column-weighted count (only rows `among`, when given:
+    SQLite filters the postings, Python never sees the rest)."""
+    params: dict[str, Any] = {"term": term}
+    if among is not None:
+        params["among"] = json.dumps(among.tolist())
+    got = raw_rows(conn, _TERM_FREQUENCIES.format(among=_AMONG if among is not None else ""), params)
+    rows = np.fromiter((r for r, _ in got), dtype=np.int64, count=len(got))
+    freq = np.fromiter((f for _, f in got), dtype=np.float64, count=len(got))
+    keep = groups.visible(rows, mask)
+    return rows[keep], freq[keep]
+
+
+def _postings_among(conn: Connection, token: str, among: np.ndarray) -> Postings:
+    """The column-weighted count of a (written, unstemmed) token in each of the rows `among` (visible
+    already). Read from the rows themselves, not the term's postings: the cost follows the candidates, not
+    how common the term is. FTS5 stems the token as it stemmed the rows, so it counts the stored term."""
+    phrase = '"' + token.replace('"', '""') + '"'
+    got = raw_rows(conn, _MARKED, {"phrase": phrase, "among": json.dumps(among.tolist())})
+    counts = {
+        int(rowid): ((marked_title or "").count(_MARK) - (title or "").count(_MARK)) * COLUMN_WEIGHTS[0]
+        + ((marked_body or "").count(_MARK) - (body or "").count(_MARK)) * COLUMN_WEIGHTS[1]
+        for title, body, marked_title, marked_body, rowid in got
+    }
+    ordered = sorted(r for r, c in counts.items() if c > 0)
+    return np.array(ordered, dtype=np.int64), np.array([counts[r] for r in ordered], dtype=np.float64)
+
+
+def _phrase_postings(
+    conn: Connection, phrase: tuple[str, ...], groups: RowGroups, mask: np.ndarray
+) -> Postings:
+    """Visible rows holding the phrase (its tokens at consecutive offsets in one column), with column-weighted
+    counts. The rarest token's rows are read first; the other tokens only within them."""
+    tokens = list(dict.fromkeys(phrase))
+    vocab = f"{FTS_TABLE}_terms"
+    tokens.sort(key=lambda t: groups.document_frequency(conn, t, vocab, mask))
+    sql = f"SELECT doc, col = 'title', offset FROM {vocab} WHERE term = :term"
+    positions: dict[str, set[tuple[int, int, int]]] = {}
+    within: list[int] | None = None
+    for token in tokens:
+        params: dict[str, Any] = {"term": token}
+        if within is not None:
+            params["among"] = json.dumps(within)
+        got = raw_rows(conn, sql + (_AMONG if within is not None else ""), params)
+        rows = np.fromiter((r for r, _, _ in got), dtype=np.int64, count=len(got))
+        seen = groups.visible(rows, mask)
+        positions[token] = {(int(r), int(c), int(o)) for (r, c, o), ok in zip(got, seen, strict=True) if ok}
+        within = sorted({r for r, _, _ in positions[token]})
+        if not within:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     counts: dict[int, float] = defaultdict(float)
-    for row, col, pos in by_token[phrase[0]]:
-        if all((row, col, pos + i) in by_token[token] for i, token in enumerate(phrase[1:], start=1)):
-            counts[row] += COLUMN_WEIGHTS[col]
-    return dict(counts)
-
-
-def _row_lengths(conn: Connection, rows: set[int]) -> dict[int, int]:
-    found: dict[int, int] = {}
-    ordered = sorted(rows)
-    for start in range(0, len(ordered), 500):
-        batch = ordered[start : start + 500]
-        marks = ", ".join(f":r{i}" for i in range(len(batch)))
-        sql = text(f"SELECT id, sz FROM {FTS_TABLE}_docsize WHERE id IN ({marks})")
-        for row_id, blob in conn.execute(sql, {f"r{i}": r for i, r in enumerate(batch)}):
-            found[int(row_id)] = sum(_varints(bytes(blob or b"")))
-    return found
+    for row, title, pos in positions[phrase[0]]:
+        if all((row, title, pos + i) in positions[t] for i, t in enumerate(phrase[1:], start=1)):
+            counts[row] += COLUMN_WEIGHTS[0] if title else COLUMN_WEIGHTS[1]
+    ordered = sorted(counts)
+    return np.array(ordered, dtype=np.int64), np.array([counts[r] for r in ordered], dtype=np.float64)
 
 
 def _chunk_ids(conn: Connection, rows: list[int]) -> dict[int, tuple[str, str]]:
@@ -203,43 +298,18 @@ def _stem(token: str) -> str:
     return _STEMMER.stem(token) if len(token) >= 3 else token
 
 
-def _varints(blob: bytes) -> list[int]:
-    """SQLite varints (FTS5's docsize record: one token count per column)."""
-    values, value, i = [], 0, 0
-    while i < len(blob):
-        byte = blob[i]
-        value = (value << 7) | (byte & 0x7F)
-        i += 1
-        if not byte & 0x80:
-            values.append(value)
-            value = 0
-    return values
+def count_visible(conn: Connection, principals: frozenset[str], groups: RowGroups | None = None) -> int:
+    return visible_stats(conn, principals, groups).rows
 
 
-def _acl_clause(principals: frozenset[str]) -> tuple[str, dict[str, object]]:
-    held = sorted(principals)
-    marks = ", ".join(f":p{i}" for i in range(len(held)))
-    # EXISTS probes the ACL's primary key per matching chunk; `IN (SELECT ...)` would first list every
-    # visible document, a cost that grows with the corpus (see acl.visible).
-    clause = f"EXISTS (SELECT 1 FROM doc_acl a WHERE a.doc_id = c.doc_id AND a.principal IN ({marks}))"
-    return clause, {f"p{i}": p for i, p in enumerate(held)}
-
-
-def count_visible(conn: Connection, principals: frozenset[str]) -> int:
-    clause, params = _acl_clause(principals)
-    return int(conn.execute(text(f"SELECT count(*) FROM chunks c WHERE {clause}"), params).scalar() or 0)
-
-
-def document_frequency(conn: Connection, stem: str, principals: frozenset[str]) -> int:
+def document_frequency(
+    conn: Connection, stem: str, principals: frozenset[str], groups: RowGroups | None = None
+) -> int:
     """Visible chunks whose title or body holds a (porter-stemmed) term, exactly as the index stored it."""
     if not stem.isalnum():
         return 0
-    clause, params = _acl_clause(principals)
-    sql = text(
-        f"SELECT count(DISTINCT v.doc) FROM {FTS_TABLE}_terms v JOIN chunks c ON c.rowid_fts = v.doc "
-        f"WHERE v.term = :term AND {clause}"
-    )
-    return int(conn.execute(sql, {"term": stem, **params}).scalar() or 0)
+    groups = groups or row_groups(conn)
+    return groups.document_frequency(conn, stem, f"{FTS_TABLE}_terms", groups.mask(principals))
 
 
 def backend(dialect: str) -> ModuleType:

@@ -120,7 +120,13 @@ SELECT id AS chunk_id, doc_id, score FROM scored ORDER BY score DESC, id LIMIT :
 """
 
 
-def visible_stats(conn: Connection, principals: frozenset[str]) -> VisibleStats:
+def row_groups(conn: Connection) -> None:
+    """No aggregates to keep: PostgreSQL computes the statistics inside its statements (the FTS5 side's
+    `row_groups` is the same hook)."""
+    return None
+
+
+def visible_stats(conn: Connection, principals: frozenset[str], groups: None = None) -> VisibleStats:
     """Row count and total length of the visible chunks (the store caches it per generation and principals)."""
     sql = text(
         f"SELECT count(*), coalesce(sum(x.length), 0) FROM chunks c JOIN {TABLE} x ON x.rowid_fts = c.rowid_fts "
@@ -154,12 +160,12 @@ def search(
     return [LexicalHit(chunk_id=r.chunk_id, doc_id=r.doc_id, score=float(r.score)) for r in rows]
 
 
-def count_visible(conn: Connection, principals: frozenset[str]) -> int:
+def count_visible(conn: Connection, principals: frozenset[str], groups: None = None) -> int:
     sql = text(f"SELECT count(*) FROM chunks c WHERE {_VISIBLE}")
     return int(conn.execute(sql, {"principals": sorted(principals)}).scalar() or 0)
 
 
-def document_frequency(conn: Connection, stem: str, principals: frozenset[str]) -> int:
+def document_frequency(conn: Connection, stem: str, principals: frozenset[str], groups: None = None) -> int:
     """Visible chunks whose title or body holds a (Porter-stemmed) term, exactly as the index stored it."""
     if not stem.isalnum():
         return 0

@@ -74,6 +74,10 @@ class KnowledgeStore:
         self._graphs = GraphCache()
         self._df_cache: dict[tuple[int, frozenset[str]], dict[str, int]] = {}
         self._stats_cache: dict[tuple[int, frozenset[str]], lexical.VisibleStats] = {}
+        self._row_groups: tuple[int, Any] = (
+            -1,
+            None,
+        )  # (generation, the lexical index's ACL-group aggregates)
         self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
         self._generation_seen: tuple[int, float] | None = None  # (value, when read)
         self._chunk_total = (-1, 0)  # (generation, chunks), for the visible share of a dense search
@@ -398,8 +402,18 @@ class KnowledgeStore:
         if found is None:
             if len(self._stats_cache) > 32:
                 self._stats_cache.clear()
-            found = self._stats_cache[key] = self.lexical.visible_stats(conn, principals)
+            found = self._stats_cache[key] = self.lexical.visible_stats(
+                conn, principals, self._lexical_groups(conn)
+            )
         return found
+
+    def _lexical_groups(self, conn: Any) -> Any:
+        """The lexical index's per-ACL-group aggregates (None on PostgreSQL), read once per store generation
+        and shared by every asker: their statistics are sums over the groups they may see."""
+        generation = self.generation()
+        if self._row_groups[0] != generation:
+            self._row_groups = (generation, self.lexical.row_groups(conn))
+        return self._row_groups[1]
 
     def _visible_share(self, principals: frozenset[str]) -> float:
         """The part of all chunks these principals may see (counted once per store generation)."""
@@ -478,10 +492,12 @@ class KnowledgeStore:
             self._df_cache = {key: cache}
         with self.engine.connect() as conn:
             if "__total__" not in cache:
-                cache["__total__"] = self.lexical.count_visible(conn, principals)
+                cache["__total__"] = self.lexical.count_visible(conn, principals, self._lexical_groups(conn))
             for s in stems:
                 if s not in cache:
-                    cache[s] = self.lexical.document_frequency(conn, s, principals)
+                    cache[s] = self.lexical.document_frequency(
+                        conn, s, principals, self._lexical_groups(conn)
+                    )
         return cache["__total__"], {s: cache[s] for s in stems}
 
     def stats(self) -> dict[str, int]:

@@ -3,8 +3,11 @@ the scores of what they get (BM25's document frequencies and lengths are a side 
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from connectors.base import PUBLIC, SourceDoc
 from connectors.database import make_engine
@@ -92,3 +95,47 @@ def test_seeing_everything_ranks_as_fts5_bm25_does(tmp_path: Path) -> None:
 
     assert ordered([(h.chunk_id, h.score) for h in ours]) == ordered([(c, s) for c, s in theirs])
     assert [h.chunk_id for h in ours[:2]] == [c for c, _ in theirs[:2]]
+
+
+COMMON_DOCS = [
+    _doc(f"c{n}", f"Motor log {n}", f"The motor ran {'warm ' * (n % 4)}on shift {n}.", {PUBLIC})
+    for n in range(30)
+]
+
+
+@pytest.mark.parametrize("marking_cost", [1, 1000], ids=["rows-read", "postings-filtered"])
+def test_past_the_candidate_budget_the_rare_terms_choose_and_the_scores_stay_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marking_cost: int
+) -> None:
+    """With more matching rows than the budget, rows holding only the common term ("motor", in 32 chunks) are
+    left out, and the chunks the rare terms brought in keep exactly the scores a full evaluation gives them,
+    whether the common term is counted in the candidates' text or in its postings."""
+    from connectors.knowledge import lexical
+
+    store = _store(tmp_path, PUBLIC_DOCS + COMMON_DOCS + HIDDEN_DOCS)
+    outsider = frozenset({PUBLIC})
+
+    def bm25() -> list[tuple[str, float]]:
+        with store.engine.connect() as conn:
+            return [(h.doc_id, h.score) for h in lexical.search(conn, QUERY, outsider, 10)]
+
+    full = dict(bm25())
+    monkeypatch.setattr(lexical, "CANDIDATE_BUDGET", 5)
+    monkeypatch.setattr(lexical, "MARKING_COST", marking_cost)
+    budgeted = bm25()
+
+    assert [d for d, _ in budgeted] == ["t:a", "t:b"]  # the only visible chunks with "kestrel" or "warranty"
+    assert all(math.isclose(full[d], score, rel_tol=1e-12) for d, score in budgeted)
+    assert len(full) == 10  # unbudgeted, "motor" alone fills the rest
+
+
+def test_the_budget_counts_only_visible_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fifteen hidden chunks say "kestrel": for an outsider the term is still rare (one visible chunk), so it
+    picks the candidates exactly as in a store without the hidden chunks."""
+    from connectors.knowledge import lexical
+
+    monkeypatch.setattr(lexical, "CANDIDATE_BUDGET", 5)
+    alone = _store(tmp_path / "alone", PUBLIC_DOCS + COMMON_DOCS)
+    crowded = _store(tmp_path / "crowded", PUBLIC_DOCS + COMMON_DOCS + HIDDEN_DOCS)
+    outsider = frozenset({PUBLIC})
+    assert _ranking(crowded, outsider) == _ranking(alone, outsider)

@@ -42,6 +42,7 @@ def test_run_scale_reports_every_field_and_reuses_its_index(tmp_path: Path) -> N
     assert row.chunks >= row.passages and row.edges > 0
     assert row.index_pps > 0 and row.index_s > 0 and not row.index_cached
     assert 0 < row.p50_ms <= row.p95_ms and 0 < row.p50_cpu_ms <= row.p95_cpu_ms
+    assert row.p50_cpu_one_hop_ms > 0 and row.p50_cpu_two_hop_ms > 0  # 12 questions: 6 of each
     assert 0.5 <= row.recall_at_5 <= 1.0  # ticket keys and service names are findable even by hashed words
     assert row.peak_rss_mb >= row.index_peak_rss_mb > 0
     assert 0 < row.disk_mb < 100 and scale_folder(tmp_path, SIZE, embedder).is_dir()
