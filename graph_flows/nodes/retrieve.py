@@ -10,8 +10,8 @@ Every call carries the asker's principals; new evidence gets thread-stable ids (
 from __future__ import annotations
 
 import time
-from typing import Any
 
+from connectors.knowledge.results import Hit
 from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader
 from graph_flows.reading import question_terms, replaced_names, sentences, term_set, terms
@@ -41,9 +41,9 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     ran: list[str] = []
     skimmed = 0
 
-    more: list[tuple[Any, str, str | None, float]] = []  # further chunks of documents already read
+    more: list[tuple[Hit, str, str | None, float]] = []  # further chunks of documents already read
 
-    def add(hit: Any, via: str, parent: str | None, score: float) -> None:
+    def add(hit: Hit, via: str, parent: str | None, score: float) -> None:
         nonlocal counter
         if hit.chunk_id in have_chunks:
             return
@@ -166,7 +166,7 @@ def _best_chunk(
     focus: set[str],
     *,
     with_rest: bool = False,
-) -> tuple[Any | None, int, Any | None]:
+) -> tuple[Hit | None, int, Hit | None]:
     """Two-level reading: skim each chunk (title + first sentence + its terms), read the best one; and the
     chunk that holds most of what the best one lacks (a question about "the customer that hosts our canary
     robots" matches one section, and that customer's uptime is in another), if any."""
@@ -176,7 +176,7 @@ def _best_chunk(
     if len(chunks) == 1:
         return chunks[0], 1, None
 
-    def skim(hit: Any) -> float:
+    def skim(hit: Hit) -> float:
         first = (sentences(hit.text) or [""])[0]
         return len(focus & term_set(hit.text)) + 0.5 * len(focus & term_set(first)) - 0.01 * chunks.index(hit)
 
@@ -206,7 +206,7 @@ def _parent_for(
 
 
 def evidence_from_hit(
-    eid: str, hit: Any, turn: int, rnd: int, via: str, parent: str | None, score: float
+    eid: str, hit: Hit, turn: int, rnd: int, via: str, parent: str | None, score: float
 ) -> Evidence:
     return {
         "id": eid,

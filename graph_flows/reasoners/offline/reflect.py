@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -534,15 +534,7 @@ def answering_reading(
     onward = read(last.evidence, rest, total, kind)
     if onward.coverage <= 0:
         return last
-    return Reading(
-        evidence=last.evidence,
-        best=onward.best,
-        covered=onward.covered,
-        coverage=onward.coverage,
-        anywhere=last.anywhere,
-        unit_dense=last.unit_dense,
-        dense_best=last.dense_best,
-    )
+    return replace(last, best=onward.best, covered=onward.covered, coverage=onward.coverage)
 
 
 def _grounded(
