@@ -856,8 +856,18 @@ def _bench_scale(
 @app.command()
 def serve(
     workers: Annotated[
-        int, typer.Option("--workers", help="Job worker threads in this process (0: `sleuth worker`s answer)")
+        int,
+        typer.Option(
+            "--workers", help="Job threads per answering process (0: separate `sleuth worker`s answer)"
+        ),
     ] = 4,
+    worker_processes: Annotated[
+        int,
+        typer.Option(
+            "--worker-processes",
+            help="Answering processes started beside the server (0: the job threads run in the server itself)",
+        ),
+    ] = 1,
     verbose: Verbose = False,
 ) -> None:
     """Run the Slack bot: HTTP on SLEUTH_HOST:SLEUTH_PORT, or Socket Mode when SLEUTH_SLACK_APP_TOKEN is set."""
@@ -869,13 +879,17 @@ def serve(
     rt = _runtime()
     upgrade(rt.engine)
     _ensure_synced(rt)
-    serve_bot(rt, workers=workers, linker=rt.linker)
+    serve_bot(rt, workers=workers, processes=worker_processes, linker=rt.linker)
 
 
 @app.command()
 def worker(
     processes: Annotated[int, typer.Option("--processes", "-n", help="Worker processes to run")] = 1,
     threads: Annotated[int, typer.Option("--threads", help="Job threads in each process")] = 4,
+    parent: Annotated[
+        int | None,
+        typer.Option("--parent", hidden=True, help="Exit when this process (sleuth serve) is gone"),
+    ] = None,
     verbose: Verbose = False,
 ) -> None:
     """Answer questions that `sleuth serve` queued: claims jobs from the shared database (no HTTP)."""
@@ -883,16 +897,15 @@ def worker(
 
     install()
     if processes > 1:
-        from bot.supervisor import supervise
+        from bot.supervisor import supervise, worker_command
 
-        command = [sys.executable, "-m", "bot.cli", "worker", "--processes", "1", "--threads", str(threads)]
-        raise typer.Exit(supervise(command + (["-v"] if verbose else []), processes))
+        raise typer.Exit(supervise(worker_command(threads, verbose=verbose), processes))
     from bot.schema import upgrade
     from bot.server import work
 
     rt = _runtime()
     upgrade(rt.engine)
-    work(rt, threads=threads)
+    work(rt, threads=threads, parent=parent)
 
 
 db_app = typer.Typer(help="The database's schema.", no_args_is_help=True)

@@ -3,15 +3,25 @@
 with SlackEmulator() as slack, local_bot(rt, slack) as bot:
     ids = add_people(slack, people_json)           # email -> Slack user id
     ts = slack.post_as_user(ids["alice@acme.io"], "C0GENERAL", "<@UBOT> why ...?")
+
+`serve_process` runs `sleuth serve` itself as a separate process instead (what the benchmark measures, so the
+emulator's and the simulated people's CPU is not Sleuth's).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import httpx
 from pydantic import SecretStr
 
 from bot.app import make_client
@@ -24,6 +34,8 @@ from bot.testing.slack_emulator import SlackEmulator
 
 LOCAL_SIGNING_SECRET = "51e07b0a7c0d4f6e9a8b3c2d1e0f4a5b"  # the format of a real one (32 hex)
 SOCKET_PING_S = 1.0  # a dropped connection is noticed within about this long
+STARTUP_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 40.0
 GENERAL = "C0GENERAL"
 
 
@@ -80,3 +92,66 @@ def local_bot(
             bot.receipts.close()
             bot.pool.stop()
             bot.status.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serve_process(
+    slack: SlackEmulator, data_dir: Path, examples_dir: Path, *, args: tuple[str, ...] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`sleuth serve [args]` as a process of its own on `data_dir` (hash embedder, this checkout's code),
+    connected to `slack` over signed HTTP once it answers /healthz; stopped with SIGTERM on exit. Its output
+    goes to data_dir/serve.log. Only SLEUTH_* settings given here apply (no .env, no caller's SLEUTH_*)."""
+    port, log = _free_port(), data_dir / "serve.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    code = str(Path(__file__).resolve().parents[1])
+    env.update(
+        PYTHONPATH=os.pathsep.join(filter(None, (code, env.get("PYTHONPATH")))),
+        SLEUTH_DATA_DIR=str(data_dir),
+        SLEUTH_EXAMPLES_DIR=str(examples_dir),
+        SLEUTH_EMBEDDER__KIND="hash",
+        SLEUTH_SLACK_BOT_TOKEN=slack.bot_token,
+        SLEUTH_SLACK_SIGNING_SECRET=LOCAL_SIGNING_SECRET,
+        SLEUTH_SLACK_API_URL=slack.api_url,
+        SLEUTH_HOST="127.0.0.1",
+        SLEUTH_PORT=str(port),
+    )
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "serve", *args],
+            cwd=data_dir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_healthy(proc, f"http://127.0.0.1:{port}/healthz", log)
+        slack.connect_app(f"http://127.0.0.1:{port}{EVENTS_PATH}", LOCAL_SIGNING_SECRET)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sleuth serve exited:\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)  # polling another process's port: there is nothing to wait on
+    raise TimeoutError(f"sleuth serve did not start:\n{log.read_text(errors='replace')[-3000:]}")

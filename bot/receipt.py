@@ -39,7 +39,9 @@ from bot.slack_retry import SLACK_FAILURES, error_code
 log = logging.getLogger(__name__)
 
 INTAKE_TIMEOUT_S = 1.0
-ACK_THREADS = 8  # acknowledgements posted at once; a burst of 50 is through in well under a second
+ACK_THREADS = (
+    64  # acknowledgements posted at once: a burst of 50 is posted together, even from a Slack 100 ms away
+)
 PLACEHOLDER = "Looking into it…"
 QUEUED = "Queued: {ahead} ahead of yours. I'll start on it shortly…"
 NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Sleuth`, or ask me in a DM."

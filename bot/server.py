@@ -16,6 +16,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
@@ -46,6 +47,7 @@ from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
 from bot.status import StatusBoard
+from bot.supervisor import exit_with_parent, supervise, worker_command
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
 from connectors.leases import Leases
@@ -54,6 +56,7 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 DEFAULT_WORKERS = 4
+DEFAULT_WORKER_PROCESSES = 1
 
 
 def build_asgi(app: App, *, signing_secret: str | None, linker: AccountLinker | None = None) -> Starlette:
@@ -107,7 +110,11 @@ class SlackBot:
         workers: int = DEFAULT_WORKERS,
         clock: Clock = time.time,
         lease_s: float = DEFAULT_LEASE_S,
+        pool_size: int | None = None,
     ) -> None:
+        """`workers`: the job threads answering this bot's questions (what a "Queued" placeholder counts);
+        `pool_size`: how many of them `pool` runs in this process (default all; 0 when other processes
+        answer)."""
         self.runtime = rt
         self._team: str | None = None
         linker = linker if linker is not None else rt.linker
@@ -155,7 +162,7 @@ class SlackBot:
             status=self.status,
             stream=settings.slack_stream_answers,
         )
-        self.pool = WorkerPool(self.jobs, self.answerer, size=workers)
+        self.pool = WorkerPool(self.jobs, self.answerer, size=workers if pool_size is None else pool_size)
         secret = settings.slack_signing_secret
         self.asgi = build_asgi(
             self.app, signing_secret=secret.get_secret_value() if secret else None, linker=linker
@@ -191,12 +198,55 @@ def _scheduler(rt: Runtime, bot: SlackBot) -> SyncScheduler:
     return SyncScheduler(rt.sync_service, also=[bot.digest.run_due], leases=Leases(rt.engine), holder=holder)
 
 
-def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker | None = None) -> None:
-    """Runs until interrupted: workers (none with `workers=0`: `sleuth worker` processes answer), plus HTTP on
-    settings.host:port (Socket Mode adds a websocket)."""
+@contextlib.contextmanager
+def _worker_processes(processes: int, threads: int) -> Iterator[None]:
+    """`processes` child `sleuth worker`s of `threads` job threads each, tied to this process's life; they
+    log as this process does (`-v`)."""
+    if not processes or not threads:
+        yield
+        return
+    stop = threading.Event()
+    verbose = logging.getLogger().isEnabledFor(logging.INFO)
+    command = worker_command(threads, verbose=verbose, parent=os.getpid())
+    supervisor = threading.Thread(
+        target=supervise,
+        args=(command, processes),
+        kwargs={"stop": stop, "signals": False},
+        name="sleuth-worker-processes",
+    )
+    supervisor.start()
+    log.info("worker processes started", extra={"processes": processes, "threads": threads})
+    try:
+        yield
+    finally:
+        stop.set()
+        supervisor.join()
+
+
+def serve(
+    rt: Runtime,
+    *,
+    workers: int = DEFAULT_WORKERS,
+    processes: int = DEFAULT_WORKER_PROCESSES,
+    linker: AccountLinker | None = None,
+) -> None:
+    """Runs until interrupted: HTTP on settings.host:port (Socket Mode adds a websocket) and the answering.
+
+    Questions are answered by `processes` child `sleuth worker` processes of `workers` threads each, so this
+    process only verifies, queues and acknowledges: an investigation holding a GIL never delays Slack's ack or
+    the placeholder. `processes=0` runs the `workers` threads in this process instead; `workers=0` answers
+    nowhere (separately started `sleuth worker`s answer)."""
     settings = rt.settings
-    bot = SlackBot(rt, linker=linker, workers=workers, lease_s=settings.job_lease_s)
-    with bot.pool, _scheduler(rt, bot), contextlib.closing(bot.status), contextlib.closing(bot.receipts):
+    here = workers if processes == 0 else 0
+    answering = workers * max(processes, 1)
+    bot = SlackBot(rt, linker=linker, workers=answering, lease_s=settings.job_lease_s, pool_size=here)
+    with (
+        bot.pool,
+        _worker_processes(processes if here == 0 else 0, workers),
+        _scheduler(rt, bot),
+        contextlib.closing(bot.status),
+        contextlib.closing(bot.receipts),
+    ):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
             uvicorn.run(bot.asgi, host=settings.host, port=settings.port, log_level="warning")
@@ -212,12 +262,21 @@ def serve(rt: Runtime, *, workers: int = DEFAULT_WORKERS, linker: AccountLinker 
             handler.close()
 
 
-def work(rt: Runtime, *, threads: int = DEFAULT_WORKERS, stop: threading.Event | None = None) -> None:
+def work(
+    rt: Runtime,
+    *,
+    threads: int = DEFAULT_WORKERS,
+    stop: threading.Event | None = None,
+    parent: int | None = None,
+) -> None:
     """What one `sleuth worker` process runs until SIGTERM/SIGINT (or `stop`): claims jobs from the database
-    and answers them, and takes its turn at scheduled sync. No HTTP: `sleuth serve` takes Slack's deliveries."""
+    and answers them, and takes its turn at scheduled sync. No HTTP: `sleuth serve` takes Slack's deliveries.
+    `parent`: the `sleuth serve` that started it; this process exits with it."""
     stop = stop or threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    if parent is not None:
+        exit_with_parent(parent)
     bot = SlackBot(rt, workers=threads, lease_s=rt.settings.job_lease_s)
     with bot.pool, _scheduler(rt, bot), contextlib.closing(bot.status), contextlib.closing(bot.receipts):
         log.info("worker ready", extra={"threads": threads})

@@ -18,6 +18,7 @@ import contextlib
 import copy
 import itertools
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -121,7 +122,9 @@ class SlackEmulator(InteractivityMixin):
         self._delivery_timeout_s = delivery_timeout_s
         self._server: _ApiServer | None = None
         self._thread: threading.Thread | None = None
-        self._http: httpx.Client | None = None
+        self._local = threading.local()  # each delivering thread's own client (see `_client`)
+        self._tls = ssl.create_default_context()  # made once: loading the CA store per client costs ~50 ms
+        self._clients: list[httpx.Client] = []
         self._urls: dict[str, str] = {}
         self._signing_secret = ""
         self.socket_mode: SocketModeServer | None = None
@@ -141,7 +144,6 @@ class SlackEmulator(InteractivityMixin):
             daemon=True,
         )
         self._thread.start()
-        self._http = httpx.Client(timeout=self._delivery_timeout_s)
         return self
 
     def stop(self) -> None:
@@ -153,9 +155,11 @@ class SlackEmulator(InteractivityMixin):
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        if self._http is not None:
-            self._http.close()
-        self._server, self._thread, self._http = None, None, None
+        with self._changed:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
+        self._server, self._thread = None, None
 
     def __enter__(self) -> SlackEmulator:
         return self.start()
@@ -385,11 +389,11 @@ class SlackEmulator(InteractivityMixin):
     ) -> httpx.Response:
         if self.socket_mode is not None:
             return self.post_envelope(kind, payload)
-        if self._http is None or not self._urls:
+        if self._server is None or not self._urls:
             raise RuntimeError("start the emulator and connect_app(...) before delivering")
         if sign:
             headers.update(payloads.sign(self._signing_secret, body, int(timestamp or time.time())))
-        response = self._http.post(self._urls[kind], content=body, headers=headers)
+        response = self._client().post(self._urls[kind], content=body, headers=headers)
         with self._changed:
             self.deliveries.append(Delivery(kind, payload, response.status_code, response.text))
             self._changed.notify_all()
@@ -400,15 +404,27 @@ class SlackEmulator(InteractivityMixin):
     ) -> httpx.Response:
         """POST arbitrary bytes and headers to the app (hostile-request tests); `sign_as`: sign the body with
         the app's secret and this timestamp (headers given win)."""
-        if self._http is None or not self._urls:
+        if self._server is None or not self._urls:
             raise RuntimeError("start the emulator and connect_app(...) before delivering")
         if sign_as is not None:
             headers = {**payloads.sign(self._signing_secret, body, sign_as), **headers}
-        response = self._http.post(self._urls[kind], content=body, headers=headers)
+        response = self._client().post(self._urls[kind], content=body, headers=headers)
         with self._changed:
             self.deliveries.append(Delivery(kind, {"raw": True}, response.status_code, response.text))
             self._changed.notify_all()
         return response
+
+    def _client(self) -> httpx.Client:
+        """The calling thread's HTTP client for deliveries: Slack delivers each event on its own, so people
+        posting at once in several threads never queue on one client's connection pool (its lock is what
+        a burst of 50 otherwise measures)."""
+        client = getattr(self._local, "client", None)
+        if client is None or client.is_closed:
+            client = httpx.Client(timeout=self._delivery_timeout_s, verify=self._tls)
+            self._local.client = client
+            with self._changed:
+                self._clients.append(client)
+        return client
 
     def envelope(self, event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
         """The `event_callback` envelope `deliver` would send for `event` (to send it altered)."""
