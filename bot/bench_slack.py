@@ -51,7 +51,7 @@ def bench_slack_ack(
     n: int = 50, *, workers: int = 4, processes: int = 1, api_latency_s: float = 0.0
 ) -> dict[str, Any]:
     """{"n", "workers", "worker_processes", "api_latency_ms", "ack_*_ms", "first_visible_*_ms",
-    "visible_within_1s", "queued_placeholders", "answer_*_s", "answered", "all_answered_s"} for `sleuth serve
+    "visible", "placeholders", "visible_within_1s", "queued_placeholders", "answer_*_s", "answered", "all_answered_s"} for `sleuth serve
     --workers {workers} --worker-processes {processes}` on the examples (hash embedder). `api_latency_s`:
     every Web API call answers this late, as a Slack a network away does (the local emulator otherwise answers
     in about a millisecond)."""
@@ -98,6 +98,7 @@ class _Watcher:
         self.first: dict[str, float] = {}
         self.answered: dict[str, float] = {}
         self.queued: set[str] = set()
+        self.placeholders: set[str] = set()  # the first sign was the intake's placeholder, not the answer
         self._thread = threading.Thread(target=self._watch, name="bench-watcher", daemon=True)
 
     def _check(self) -> bool:
@@ -113,8 +114,10 @@ class _Watcher:
                 continue
             if not thread_ts or thread_ts == message["ts"]:
                 continue
-            if thread_ts not in self.first and message.get("text", "").startswith("Queued"):
-                self.queued.add(thread_ts)
+            if thread_ts not in self.first and is_placeholder(message.get("text", "")):
+                self.placeholders.add(thread_ts)
+                if message["text"].startswith("Queued"):
+                    self.queued.add(thread_ts)
             self.first.setdefault(thread_ts, now)
             if message.get("blocks") and not is_placeholder(message.get("text", "")):
                 self.answered.setdefault(thread_ts, now)
@@ -162,6 +165,8 @@ def _run(slack: SlackEmulator, ids: list[str], n: int) -> dict[str, Any]:
         "first_visible_p50_ms": _ms(first, 0.5),
         "first_visible_p99_ms": _ms(first, 0.99),
         "first_visible_max_ms": _ms(first, 1.0),
+        "visible": len(first),
+        "placeholders": len(watcher.placeholders),
         "visible_within_1s": sum(1 for f in first if f <= 1.0),
         "queued_placeholders": len(watcher.queued),
         "answer_p50_s": round(_percentile(answers, 0.5), 2) if answers else None,
