@@ -234,16 +234,21 @@ def serve(
 
     Questions are answered by `processes` child `sleuth worker` processes of `workers` threads each, so this
     process only verifies, queues and acknowledges: an investigation holding a GIL never delays Slack's ack or
-    the placeholder. `processes=0` runs the `workers` threads in this process instead; `workers=0` answers
-    nowhere (separately started `sleuth worker`s answer)."""
+    the placeholder; scheduled sync and the digest then run in those processes. `processes=0` runs the
+    `workers` threads in this process instead; `workers=0` answers nowhere (separately started `sleuth worker`s
+    answer)."""
     settings = rt.settings
     here = workers if processes == 0 else 0
-    answering = workers * max(processes, 1)
-    bot = SlackBot(rt, linker=linker, workers=answering, lease_s=settings.job_lease_s, pool_size=here)
+    children = processes if workers and not here else 0
+    bot = SlackBot(
+        rt, linker=linker, workers=workers * max(children, 1), lease_s=settings.job_lease_s, pool_size=here
+    )
+    # Scheduled sync runs where the answering does: an embedded Chroma sees its own process's writes at once.
+    scheduler = contextlib.nullcontext() if children else _scheduler(rt, bot)
     with (
         bot.pool,
-        _worker_processes(processes if here == 0 else 0, workers),
-        _scheduler(rt, bot),
+        _worker_processes(children, workers),
+        scheduler,
         contextlib.closing(bot.status),
         contextlib.closing(bot.receipts),
     ):

@@ -14,8 +14,8 @@ CHILD = textwrap.dedent(
     """
     import os, sys, time
     from bot.supervisor import exit_with_parent
-    exit_with_parent(int(sys.argv[1]), poll_s=0.05)  # as `sleuth worker --parent PID`
     print(os.getpid(), flush=True)
+    exit_with_parent(int(sys.argv[1]), poll_s=0.05)  # as `sleuth worker --parent PID` (maybe gone already)
     time.sleep(120)
     """
 )
