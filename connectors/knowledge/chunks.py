@@ -122,6 +122,21 @@ class ChunkVectors:
             metadata={"hnsw:space": "cosine"},
         )
 
+    def reopen(self) -> None:
+        """Reads the index again on next use: an embedded Chroma keeps one in-process system per path, which
+        does not see what another process wrote since it started. A Chroma server needs nothing."""
+        if self._url:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        with self._lock:
+            if self._opened is not None:
+                # only this path's system is dropped (not stopped: a collection another store object holds
+                # keeps working); the next client builds a fresh one from the files
+                SharedSystemClient._identifier_to_system.pop(str(self._path), None)
+                SharedSystemClient._identifier_to_refcount.pop(str(self._path), None)
+                self._opened = None
+
     def upsert(self, ids: list[str], texts: list[str], metadatas: list[dict[str, Any]]) -> None:
         if not ids:
             return

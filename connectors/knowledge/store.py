@@ -81,6 +81,8 @@ class KnowledgeStore:
         self.themes = ThemeIndex(self)  # the layer above entities: built by sync, read by the broad path
         self._generation_seen: tuple[int, float] | None = None  # (value, when read)
         self._chunk_total = (-1, 0)  # (generation, chunks), for the visible share of a dense search
+        self._vectors_seen: int | None = None  # the generation the vector index was last read at
+        self._wrote = False  # this process wrote since: its own writes need no reopening
         self.lexical = lexical.backend(engine.dialect.name)  # FTS5 on SQLite, full-text search on PostgreSQL
         with engine.begin() as conn:
             metadata.create_all(conn)
@@ -341,6 +343,7 @@ class KnowledgeStore:
                 yield conn
         finally:
             self._generation_seen = None
+            self._wrote = True
 
     def generation(self) -> int:
         """The store's write counter. Read-side caches key on it and ask for it many times per question, so it
@@ -355,6 +358,16 @@ class KnowledgeStore:
         return self._generation_seen[0]
 
     # ------------------------------------------------------------------ read side
+    def _vectors_now(self) -> ChunkVectors:
+        """The vector index as of the store's generation. An embedded Chroma opened before another process
+        wrote (the server syncing a source while a worker process answers) does not see those vectors until it
+        is opened again: it is, once the generation moved by a write that was not this process's."""
+        generation = self.generation()
+        if self._vectors_seen is not None and generation != self._vectors_seen and not self._wrote:
+            self.vectors.reopen()
+        self._vectors_seen, self._wrote = generation, False
+        return self.vectors
+
     def graph(self, principals: frozenset[str]) -> VisibleGraph:
         generation, principals = self.generation(), frozenset(principals)
         cached = self._graphs.cached(generation, principals)  # asked many times per question: no round trip
@@ -379,7 +392,7 @@ class KnowledgeStore:
                     conn, query, principals, depth, self._visible_stats(conn, principals)
                 )
         if mode in {"hybrid", "dense"}:
-            dense = self.vectors.search(
+            dense = self._vectors_now().search(
                 query, principals, depth, visible_share=self._visible_share(principals)
             )
         scores: dict[str, float] = {}
@@ -430,7 +443,7 @@ class KnowledgeStore:
     ) -> dict[str, float]:
         """Dense similarity of a query to chunks the principals may see (others are simply absent)."""
         visible = [h.chunk_id for h in self._hits(list(chunk_ids), frozenset(principals))]
-        return self.vectors.similarity(query, visible)
+        return self._vectors_now().similarity(query, visible)
 
     def text_similarity(self, query: str, texts: Sequence[str]) -> list[float]:
         """Similarity of a query to texts the caller already holds (sentences of evidence it was allowed to read)."""
