@@ -48,6 +48,7 @@ from graph_flows.reasoners.llm_mapping import (
     reflection_from,
     shown_passages,
 )
+from graph_flows.reasoners.llm_merge import merge_composition, merge_plan, merge_reflection
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.state import Established, Evidence, Plan, TurnRecord
@@ -112,9 +113,15 @@ class LLMReasoner:
             out = self.client.ask(ledger, prompts.PLAN, message, PlanOut, step="plan")
             return plan_from(out, question, previous, lexicon, notes)
 
-        proposal, step_notes = self._step(
-            ledger, "plan", ask, lambda: self.fallback.plan(question, history=history, lexicon=lexicon), notes
-        )
+        def offline() -> PlanProposal:
+            return self.fallback.plan(question, history=history, lexicon=lexicon)
+
+        fallbacks = len(ledger.fallbacks)
+        proposal, step_notes = self._step(ledger, "plan", ask, offline, notes)
+        if len(ledger.fallbacks) == fallbacks:  # both readers judge the same aspects
+            proposal, added = merge_plan(proposal, offline())
+            ledger.notes.extend(added)
+            step_notes = [*step_notes, *added]
         fields = {k: getattr(proposal, k) for k in PlanProposal.__dataclass_fields__ if k != "notes"}
         return LLMPlanProposal(**fields, llm_run=run, notes=step_notes)
 
@@ -137,7 +144,15 @@ class LLMReasoner:
         def offline() -> ReflectionProposal:
             return self.fallback.reflect(plan, evidence, new_ids=new_ids, lexicon=lexicon)
 
+        fallbacks = len(ledger.fallbacks)
         proposal, step_notes = self._step(ledger, "reflect", ask, offline, notes)
+        if len(ledger.fallbacks) == fallbacks:  # the model's reflection, with what only the offline one finds
+            second = offline()
+            ledger.offline_established = second.established
+            proposal, added = merge_reflection(proposal, second, plan)
+            ledger.offline_added += len(added)
+            ledger.notes.extend(added)
+            step_notes = [*step_notes, *added]
         proposal.notes = [*proposal.notes, *step_notes]
         return proposal
 
@@ -175,12 +190,19 @@ class LLMReasoner:
         def offline() -> Composition:
             return self.fallback.compose(plan, evidence, established, lexicon=lexicon)
 
+        fallbacks = len(ledger.fallbacks)
         composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
+        if len(ledger.fallbacks) == fallbacks:  # never less than the offline reader answers on its own chains
+            own = self.fallback.compose(plan, evidence, ledger.offline_established, lexicon=lexicon)
+            composition, added, count = merge_composition(composition, own)
+            ledger.offline_added += count
+            ledger.notes.extend(added)
+            step_notes = [*step_notes, *added]
         u = ledger.usage()
         total = (
             f"usage: {u['calls']} call(s), {u['tokens']} tokens, {u['retries']} retries, "
             f"{len(u['fallbacks'])} fallback(s) in {u['steps']} step(s) this question "
-            f"(fallback rate {u['fallback_rate']:.0%})"
+            f"(fallback rate {u['fallback_rate']:.0%}), {u['offline_added']} addition(s) by the offline reader"
         )
         composition.notes = [*composition.notes, *step_notes, total]
         return composition

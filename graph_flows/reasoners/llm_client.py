@@ -84,6 +84,8 @@ class Ledger:
     unavailable: str | None = None  # set once transport failed: later steps skip the model
     deadline: float | None = None  # monotonic time by which the question's last call must end
     steps: int = 0  # steps asked of the model (plan, each reflect, compose)
+    offline_added: int = 0  # aspects and sentences the second reader added to the model's (`llm_merge`)
+    offline_established: dict[str, list[str]] = field(default_factory=dict)  # the second reader's, last round
     fallbacks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     flagged: set[str] = field(default_factory=set)  # evidence ids already noted as instruction-like
@@ -103,6 +105,7 @@ class Ledger:
             "steps": self.steps,
             "fallbacks": list(self.fallbacks),
             "fallback_rate": round(len(self.fallbacks) / self.steps, 2) if self.steps else 0.0,
+            "offline_added": self.offline_added,
         }
 
 
