@@ -107,6 +107,21 @@ def test_a_second_negation_is_caught() -> None:
     assert ungrounded(claim, quote, [source]) == "it negates what the passage states"
 
 
+def test_a_negation_in_the_cited_title_is_not_the_sentences() -> None:
+    """A model naming its source ("According to ENG-150: ... has no data ...") negates nothing by the title;
+    a negation of its own is still caught."""
+    source = _evidence(
+        "The card stays empty on P3 robots with the new motors.", title="ENG-150: Card has no data"
+    )
+    quote = "The card stays empty on P3 robots with the new motors"
+    faithful = (
+        "According to ENG-150: Card has no data, the card stays empty on P3 robots with the new motors."
+    )
+    assert ungrounded(faithful, quote, [source]) is None
+    negated_too = "According to ENG-150: Card has no data, the card does not stay empty on P3 robots."
+    assert ungrounded(negated_too, quote, [source]) == "it negates what the passage states"
+
+
 TABLE = "| Plan | Sustained | Burst |\n|---|---|---|\n| Starter | 120 requests/min | 20 |\n\nCheck-in at 03:30; reviews at 30/60/90 days."
 
 
