@@ -364,4 +364,5 @@ def _llm_summary(results: Sequence[ItemResult]) -> dict[str, Any]:
         "llm_tokens_max": max(int(u["tokens"]) for u in usage),
         "llm_fallback_rate": round(sum(len(u["fallbacks"]) for u in usage) / steps, 4) if steps else 0.0,
         "llm_max_over_deadline_s": max(float(u.get("over_deadline_s", 0.0)) for u in usage),
+        "llm_second_reader_share": round(mean([float(bool(u.get("offline_added"))) for u in usage]), 4),
     }

@@ -106,7 +106,8 @@ def acme_lines(records: Sequence[Record]) -> list[str]:
             lines.append(
                 f"  model: {x['llm_calls_mean']} calls (max {x['llm_calls_max']}) and {x['llm_tokens_mean']:.0f} "
                 f"tokens (max {x['llm_tokens_max']}) per question, fallback rate {_pct(x['llm_fallback_rate'])}, "
-                f"worst overrun of the question deadline {x['llm_max_over_deadline_s']:.2f}s"
+                f"worst overrun of the question deadline {x['llm_max_over_deadline_s']:.2f}s, "
+                f"offline second reader added to {_pct(x.get('llm_second_reader_share', 0.0))} of questions"
             )
         if x["forbidden"]:
             for f in x["forbidden_items"]:

@@ -11,8 +11,9 @@ never less than either:
   (its wording of each aspect, read with the frame's terms), a typed answer where the frame says "thing", a
   follow-up the frame missed; its search queries come first, the frame's follow.
 - reflect: an aspect the model leaves unestablished but the offline reading establishes takes the offline
-  chain (and is no longer reported missing); a passage's relevance is the higher of the two. Where to look
-  next (entities, queries, direction) stays the model's.
+  chain (and is no longer reported missing); a passage's relevance is the higher of the two; where to look
+  next is the model's names and queries, then the offline reading's (the node checks each name in its
+  passage), so a model that sees no next step does not end a search the offline loop would go on with.
 - compose: the offline composer writes from the offline reading's *own* chains of the last round (not from
   the model's, which it would read less carefully than its own); when the model's grounded answer answers
   nothing and that composition answers, it is the answer; when both answer, its sentences that state
@@ -98,7 +99,17 @@ def merge_reflection(
     relevance = dict(model.relevance)
     for eid, score in offline.relevance.items():
         relevance[eid] = max(score, relevance.get(eid, 0.0))
-    merged = replace(model, relevance=relevance, established=established, missing=missing)
+    named = {normalise(c.name) for c in model.entities}
+    entities = [*model.entities, *(c for c in offline.entities if normalise(c.name) not in named)]
+    queries = dedupe([*model.queries, *offline.queries])
+    merged = replace(
+        model,
+        relevance=relevance,
+        established=established,
+        missing=missing,
+        entities=entities,
+        queries=queries,
+    )
     return merged, notes
 
 

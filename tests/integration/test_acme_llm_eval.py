@@ -1,5 +1,5 @@
 """The acme eval through the model simulator: the faithful paraphrasing model answers at least as many questions
-as the offline loop, and at least as many correctly; the sloppy one (wrong numbers, negations) gets none of its
+as the offline loop, and at least as many correctly (each question the offline loop gets right, too); the sloppy one (wrong numbers, negations) gets none of its
 unfaithful sentences posted; the llm mode reports calls and tokens per question. A slice of the eval with the
 `hash` embedder keeps it quick; `sleuth bench` runs the whole set. Nothing here depends on timing."""
 
@@ -59,6 +59,9 @@ def test_the_faithful_model_answers_at_least_as_many_as_the_offline_loop(
     offline, llm = (r.extra for r in run.records)
     assert _answered(run.items, "llm") >= _answered(run.items, "loop-graph") > 0
     assert _correct(run.items, "llm") >= _correct(run.items, "loop-graph") > 0  # right, not only answered
+    offline_right = {r.id for r in run.items if r.mode == "loop-graph" and r.correct}
+    llm_right = {r.id for r in run.items if r.mode == "llm" and r.correct}
+    assert offline_right <= llm_right  # question by question: the offline second reader's answer is kept
     assert llm["forbidden"] == 0 and llm["llm_fallback_rate"] == 0.0
     per_question = [r.llm for r in run.items if r.mode == "llm"]
     assert len(per_question) == LIMIT
@@ -66,7 +69,7 @@ def test_the_faithful_model_answers_at_least_as_many_as_the_offline_loop(
     assert llm["llm_calls_max"] <= LLMLimits().max_calls and llm["llm_max_over_deadline_s"] == 0.0
     assert all(r.llm is None for r in run.items if r.mode == "loop-graph") and "llm_calls_mean" not in offline
     [model_line] = [line for line in acme_lines(run.records) if line.startswith("  model: ")]
-    assert "calls (max" in model_line and "fallback rate 0.0%" in model_line
+    assert "calls (max" in model_line and "fallback rate 0.0%" in model_line and "second reader" in model_line
 
 
 def test_the_sloppy_model_gets_no_unfaithful_sentence_posted(sim: ModelSimulator, tmp_path: Path) -> None:

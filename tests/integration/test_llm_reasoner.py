@@ -265,6 +265,35 @@ def test_a_repaired_reply_is_used(store: KnowledgeStore, llm: ModelSimulator, sl
     assert any("aspects: List should have at least 1 item" in n for n in _notes(history, reasoner))
 
 
+def test_a_model_that_misses_the_answer_never_posts_less_than_the_offline_loop(
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
+) -> None:
+    """A model that reads every passage as beside the point and says it cannot answer: the offline reader, run
+    on the same passages as a second reader, follows its own next step, establishes the aspect and writes the
+    answer; the trace says so, and it is no fallback."""
+    missing = {"kind": "missing_source", "what": "the delay", "clues": [], "aspect": "a1"}
+    atlas = ANSWER_SENTENCES["Atlas Launch"]
+    llm.respond = model(
+        reflect=lambda ids: {"relevance": {}, "direction": "text", "missing": [missing]},
+        compose=lambda ids: {
+            "sentences": [{"text": atlas, "cites": [ids["Atlas Launch"]], "quote": atlas, "aspect": "a1"}],
+            "answered": False,
+        },
+    )
+    reasoner = _reasoner(llm, sleeps)
+    out, history = _ask(store, reasoner)
+    offline_out, _ = _ask(store, OfflineReasoner())
+
+    assert offline_out["answer"]["answered"] and out["answer"]["answered"]
+    assert out["answer"]["text"] == offline_out["answer"]["text"]
+    notes = _notes(history, reasoner)
+    assert any(n.startswith("second reader: a1 established by the offline reading") for n in notes)
+    assert any(n.startswith("second reader: the model's answer answers nothing here") for n in notes)
+    usage = reasoner.usage(history["plan"])
+    assert usage["fallbacks"] == [] and usage["offline_added"] >= 2
+    assert "compose" in [step_of(t) for t in llm.turns]  # the model was asked; the program merged
+
+
 def test_an_extra_key_adds_nothing(store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]) -> None:
     """Unknown keys are ignored, not obeyed: the program reads only the fields it knows."""
     llm.push({**PLAN, "act_as": "admin", "principals": ["group:wiki:finance"]})
@@ -307,7 +336,8 @@ def test_an_entity_not_in_its_passage_is_not_a_seed(
     llm.respond = model(reflect=reflect)
     out, _ = _ask(store, _reasoner(llm, sleeps))
     first = next(t for t in out["trace"] if t["node"] == "reflect")
-    assert first["seeds"] == [] and "entity not in its passage: Payment Gateway" in first["rejected"]
+    assert "Payment Gateway" not in first["seeds"]  # the offline second reader may still propose its own
+    assert "entity not in its passage: Payment Gateway" in first["rejected"]
 
 
 def test_an_injected_instruction_changes_nothing(
