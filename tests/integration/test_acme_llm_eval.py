@@ -1,7 +1,8 @@
 """The acme eval through the model simulator: the faithful paraphrasing model answers at least as many questions
-as the offline loop, and at least as many correctly (each question the offline loop gets right, too); the sloppy one (wrong numbers, negations) gets none of its
-unfaithful sentences posted; the llm mode reports calls and tokens per question. A slice of the eval with the
-`hash` embedder keeps it quick; `sleuth bench` runs the whole set. Nothing here depends on timing."""
+as the offline loop, and at least as many correctly (each question the offline loop gets right, too); the sloppy
+one (wrong numbers, negations) gets none of its unfaithful sentences posted; the llm mode reports calls and tokens
+per question. A slice of the eval with the `hash` embedder keeps it quick; `sleuth bench` runs the whole set.
+Nothing here depends on timing."""
 
 from __future__ import annotations
 
