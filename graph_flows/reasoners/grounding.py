@@ -139,7 +139,8 @@ _QUANTITY = re.compile(
     re.I,
 )
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|unable)\b|n't\b|\bfail(?:ed|s)? to\b",
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|unable)\b|(?<=n)'t\b|(?<=\bnot)'t\b"
+    r"|\bfail(?:ed|s)? to\b",
     re.I,
 )
 _SPACES = re.compile(r"\s+")

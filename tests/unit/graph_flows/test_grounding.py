@@ -7,6 +7,7 @@ import pytest
 from graph_flows.reasoners.grounding import (
     as_in_source,
     negated,
+    negations,
     quantities,
     quote_found,
     shown_text,
@@ -57,6 +58,12 @@ def test_identifiers_and_number_words_without_units_are_not_quantities() -> None
 )  # fmt: skip
 def test_negation(text: str, negative: bool) -> None:
     assert negated(text) is negative
+
+
+def test_a_negation_written_into_a_contraction_counts_twice() -> None:
+    """ "can't" negated once more ("can not't") is a second negation, not the same one reworded."""
+    assert negations("An existing supplier can't do it.") == 1
+    assert negations("An existing supplier can not't do it.") == 2
 
 
 @pytest.mark.parametrize(
