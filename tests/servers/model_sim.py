@@ -91,7 +91,7 @@ def context_error(protocol: Protocol, window: int, asked: int) -> Say:
 
 
 class ModelSimulator:
-    def __init__(self, respond: Brain | None = None, *, window: int | None = None) -> None:
+    def __init__(self, respond: Brain | None = None, *, window: int | None = None, port: int = 0) -> None:
         self.respond = respond
         self.window = window  # OpenAI/Anthropic: a prompt over it is a 400 (Ollama: see num_ctx)
         self.turns: list[Turn] = []
@@ -100,7 +100,7 @@ class ModelSimulator:
         self._queue: deque[Say] = deque()
         self._lock = threading.Lock()
         self._release = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
