@@ -153,6 +153,8 @@ class LLMReasoner:
             ledger.offline_added += len(added)
             ledger.notes.extend(added)
             step_notes = [*step_notes, *added]
+        else:  # the step's reflection is the offline reading's own
+            ledger.offline_established = proposal.established
         proposal.notes = [*proposal.notes, *step_notes]
         return proposal
 

@@ -44,9 +44,9 @@ def merge_plan(model: PlanProposal, frame: PlanProposal) -> tuple[PlanProposal, 
     whole = model.followup_of is not None and frame.followup_of is None
     kind = model.answer_type if frame.answer_type == "thing" else frame.answer_type
     aspects = frame.aspects
-    if finer:
+    if finer or whole:  # a follow-up only the model made whole: the frame's terms are of the bare follow-up
         aspects = model.aspects
-    elif len(model.aspects) == len(frame.aspects) and (whole or frame.followup_of is None):
+    elif len(model.aspects) == len(frame.aspects) and frame.followup_of is None:
         # the model's wording of each aspect, read with the frame's terms and names (and the model's names)
         aspects = [
             {**f, "text": m["text"], "entities": dedupe([*f["entities"], *m["entities"]])}
@@ -68,7 +68,7 @@ def merge_plan(model: PlanProposal, frame: PlanProposal) -> tuple[PlanProposal, 
     taken = [
         what
         for what, used in (
-            (f"the model's {len(model.aspects)} aspects", finer),
+            (f"the model's {len(model.aspects)} aspects", finer and not whole),
             ("the model's follow-up reading", whole),
             (f"the model's answer type {kind}", kind != frame.answer_type),
         )
@@ -96,6 +96,8 @@ def merge_reflection(
     missing = [
         g for g in model.missing if not (g["kind"] == "missing_source" and normalise(g["what"]) in settled)
     ]
+    if all(established.get(a) for a in texts):
+        missing = []  # every aspect established: nothing is missing (as the offline reading reports it)
     relevance = dict(model.relevance)
     for eid, score in offline.relevance.items():
         relevance[eid] = max(score, relevance.get(eid, 0.0))

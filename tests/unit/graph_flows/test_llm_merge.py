@@ -68,6 +68,7 @@ def test_a_follow_up_is_made_whole_by_whichever_reader_saw_it() -> None:
     model = _plan([_aspect(1, "the P3's motor maker", ["motor"])], followup_of=2, effective_question="whole")
     merged, notes = merge_plan(model, _plan([_aspect(1, "and where?", ["where"])]))
     assert merged.followup_of == 2 and merged.effective_question == "whole" and "follow-up" in notes[0]
+    assert merged.aspects == model.aspects  # the bare follow-up's terms would read nothing
 
 
 def _reflection(established: dict[str, list[str]], **kw: object) -> ReflectionProposal:
@@ -87,7 +88,7 @@ def test_an_aspect_only_the_offline_reading_establishes_is_taken_and_no_longer_m
                           queries=["q offline"])  # fmt: skip
     merged, notes = merge_reflection(model, offline, PLAN)
     assert merged.established == {"a1": ["E1"], "a2": ["E2", "E3"]}  # the model's own chain stays
-    assert merged.missing == [] and merged.relevance == {"E1": 0.9, "E2": 0.7}
+    assert merged.missing == [] and merged.relevance == {"E1": 0.9, "E2": 0.7}  # every aspect established
     assert [c.name for c in merged.entities] == ["ENG-1", "Kestrel"] and merged.queries == [
         "q model",
         "q offline",
@@ -97,10 +98,11 @@ def test_an_aspect_only_the_offline_reading_establishes_is_taken_and_no_longer_m
     ]
 
 
-def test_the_models_own_establishment_is_never_removed() -> None:
-    model = _reflection({"a1": ["E1"]})
+def test_the_models_own_establishment_is_never_removed_and_its_other_gaps_stay() -> None:
+    gap = {"kind": "missing_source", "what": "second", "clues": []}
+    model = _reflection({"a1": ["E1"]}, missing=[gap])
     merged, notes = merge_reflection(model, _reflection({}), PLAN)
-    assert merged.established == {"a1": ["E1"]} and notes == []
+    assert merged.established == {"a1": ["E1"]} and merged.missing == [gap] and notes == []
 
 
 def _said(text: str, eid: str = "E1") -> ComposedSentence:
