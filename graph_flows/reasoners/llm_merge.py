@@ -35,7 +35,9 @@ from connectors.text import dedupe, normalise
 from graph_flows.reading import term_set, values
 from graph_flows.reasoners.base import ComposedSentence, Composition, PlanProposal, ReflectionProposal
 
-SAME_UNIT_SHARE = 0.8  # share of an offline sentence's terms a model sentence or quote must hold to state it
+SAME_UNIT_SHARE = (
+    0.8  # share of an offline sentence's terms one model sentence (same passage) holds to state it
+)
 
 
 def merge_plan(model: PlanProposal, frame: PlanProposal) -> tuple[PlanProposal, list[str]]:
@@ -55,7 +57,7 @@ def merge_plan(model: PlanProposal, frame: PlanProposal) -> tuple[PlanProposal, 
     merged = replace(
         frame,
         aspects=aspects,
-        comparison=model.comparison if finer else frame.comparison,
+        comparison=model.comparison if finer or whole else frame.comparison,
         entities=dedupe([*frame.entities, *model.entities]),
         answer_type=kind,
         direction=model.direction,
