@@ -51,6 +51,7 @@ from graph_flows.reasoners.llm_mapping import (
 from graph_flows.reasoners.llm_merge import merge_composition, merge_plan, merge_reflection
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
+from graph_flows.reasoners.offline.reflect import dense_support
 from graph_flows.state import Established, Evidence, Plan, TurnRecord
 
 log = logging.getLogger(__name__)
@@ -165,13 +166,16 @@ class LLMReasoner:
         chains = [eid for chain in established.values() for eid in chain]
         ledger, ranked, notes = self._passages(plan, evidence, first=chains)
 
+        def similar(question: str, text: str) -> float:
+            return dense_support(lexicon.similarity(question, [text])[0])
+
         def ask() -> Composition:
             def once(shown: list[Evidence], budget: int) -> Composition:
                 message = prompts.step_message(
                     plan, shown, {"established": established}, budget_tokens=budget
                 )
                 out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
-                composition, rejected = composition_from(out, plan, evidence, notes)
+                composition, rejected = composition_from(out, plan, evidence, notes, similar)
                 if rejected:
                     notes.append(f"compose: {len(rejected)} sentence(s) rejected; one repair asked")
                     again = f"{message}\n\n{prompts.REGROUND.format(rejected=chr(10).join(rejected))}"
@@ -180,7 +184,7 @@ class LLMReasoner:
                     except ReasonerError as exc:  # the grounded sentences of the first reply still stand
                         notes.append(f"compose: the repair failed ({exc})")
                     else:
-                        repaired, _ = composition_from(out, plan, evidence, notes)
+                        repaired, _ = composition_from(out, plan, evidence, notes, similar)
                         if len(repaired.sentences) >= len(composition.sentences):
                             composition = repaired
                 if established and not composition.sentences and not composition.related:

@@ -10,17 +10,28 @@
   them. Rejected sentences are returned with their reasons so the reasoner can ask for one repair that lists
   them; the answer node still checks citations whatever happens. When the question asks for one of those
   kinds and no grounded sentence's support states one, the sentences are only the closest passages: the
-  question is not answered (the model wrote around it).
+  question is not answered (the model wrote around it). Likewise when the question asks a value of a named
+  noun ("the crash rate") or narrows it to a place or year ("in Japan") and no supporting unit names them
+  (in its words, heading or title, or in other words by the embedder), as the offline reader requires of its
+  own answers: a value of something else is not the answer.
 Every rejection becomes a note, which the trace shows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from connectors.text import dedupe, normalise
-from graph_flows.reading import addresses_assistant, answer_type, has_answer_shape, terms
+from connectors.text import dedupe, normalise, tokens
+from graph_flows.reading import (
+    addresses_assistant,
+    answer_type,
+    has_answer_shape,
+    holds,
+    term_set,
+    terms,
+    units,
+)
 from graph_flows.reasoners.base import (
     ComposedSentence,
     Composition,
@@ -31,6 +42,8 @@ from graph_flows.reasoners.base import (
 )
 from graph_flows.reasoners.grounding import as_in_source, ungrounded
 from graph_flows.reasoners.llm_schemas import ComposeOut, PlanOut, ReflectOut
+from graph_flows.reasoners.offline.language import asked_head, qualifiers
+from graph_flows.reasoners.offline.weights import PARAPHRASE_DENSE
 from graph_flows.state import Aspect, Evidence, Gap, TurnRecord
 
 MAX_QUERY_CHARS = 200
@@ -114,7 +127,11 @@ def reflection_from(
 
 
 def composition_from(
-    out: ComposeOut, plan: dict[str, Any], evidence: Sequence[Evidence], notes: list[str]
+    out: ComposeOut,
+    plan: dict[str, Any],
+    evidence: Sequence[Evidence],
+    notes: list[str],
+    similar: Callable[[str, str], float] | None = None,
 ) -> tuple[Composition, list[str]]:
     """The grounded sentences, and each rejected one with its reason (for the repair request)."""
     by_id = {e["id"]: e for e in evidence}
@@ -122,6 +139,7 @@ def composition_from(
     kept: list[ComposedSentence] = []
     rejected: list[str] = []
     supports: list[str] = []
+    cited_by: list[list[Evidence]] = []
     for s in out.sentences:
         unknown = [c for c in s.cites if c not in by_id]
         if unknown:
@@ -141,6 +159,7 @@ def composition_from(
             )
         )
         supports.append(s.quote or s.text)
+        cited_by.append(cited)
     for c in out.conflicts:
         if all(eid in by_id for eid in c.evidence):
             notes.append(f"model reports a conflict about {c.about[:80]} between {', '.join(c.evidence)}")
@@ -151,7 +170,56 @@ def composition_from(
     if kept and kind in FACTUAL_TYPES and not any(has_answer_shape(text, kind) for text in supports):
         notes.append(f"no grounded sentence states {FACTUAL_TYPES[kind]}, as the question asks: not answered")
         return Composition(sentences=[], answered=False, related=kept), rejected
+    asked = asked_value(plan)
+    if (
+        kept
+        and asked
+        and not any(
+            names_asked(asked, q, cites, plan, similar) for q, cites in zip(supports, cited_by, strict=True)
+        )
+    ):
+        notes.append(
+            f"no grounded sentence names the asked {' '.join(asked[0] + asked[1])} where it states it: not answered"
+        )
+        return Composition(sentences=[], answered=False, related=kept), rejected
     return Composition(sentences=kept, answered=bool(kept) and out.answered), rejected
+
+
+def asked_value(plan: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """What a one-fact question asks a value of ("crash rate") and the places or years it narrows to ("in
+    Germany"), read as the offline reader reads them; None when it asks neither or compares sides."""
+    if plan.get("comparison"):
+        return None
+    question = plan.get("effective_question") or ""
+    head, where = asked_head(question), qualifiers(question, plan.get("entities", []))
+    return (head, where) if head or where else None
+
+
+def names_asked(
+    asked: tuple[list[str], list[str]],
+    quote: str,
+    cited: Sequence[Evidence],
+    plan: dict[str, Any],
+    similar: Callable[[str, str], float] | None,
+) -> bool:
+    """A sentence answers what was asked when its supporting unit (its words, heading or passage title) names
+    the asked noun and the narrowing place or year, as the offline reader requires of its own answers; a price
+    is named by an amount, and a unit that says it in other words passes when the embedder says so."""
+    head, where = asked
+    unit = max(
+        (u for e in cited for u in units(e["text"])),
+        key=lambda u: len(term_set(u.text) & term_set(quote)),
+        default=None,
+    )
+    around = f"{quote} {unit.heading if unit else ''} {' '.join(e['title'] for e in cited)}"
+    if not all(w in tokens(around) for w in where):
+        return False
+    said = term_set(around)
+    if all(holds(said, t) for t in head):
+        return True
+    if plan.get("answer_type") == "money" and has_answer_shape(quote, "money"):
+        return True
+    return similar is not None and similar(plan.get("effective_question") or "", quote) >= PARAPHRASE_DENSE
 
 
 def shown_passages(evidence: Sequence[Evidence], *, first: Sequence[str], limit: int) -> list[Evidence]:
