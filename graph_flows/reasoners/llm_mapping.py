@@ -28,6 +28,7 @@ from graph_flows.reading import (
     answer_type,
     has_answer_shape,
     holds,
+    shows_type,
     term_set,
     terms,
     units,
@@ -203,8 +204,8 @@ def names_asked(
     similar: Callable[[str, str], float] | None,
 ) -> bool:
     """A sentence answers what was asked when its supporting unit (its words, heading or passage title) names
-    the asked noun and the narrowing place or year, as the offline reader requires of its own answers; a price
-    is named by an amount, and a unit that says it in other words passes when the embedder says so."""
+    the asked noun and the narrowing place or year, as the offline reader requires of its own answers; a type
+    noun ("the price") is named by the value's shape, and a unit that says it in other words passes when the embedder says so."""
     head, where = asked
     unit = max(
         (u for e in cited for u in units(e["text"])),
@@ -215,9 +216,7 @@ def names_asked(
     if not all(w in tokens(around) for w in where):
         return False
     said = term_set(around)
-    if all(holds(said, t) for t in head):
-        return True
-    if plan.get("answer_type") == "money" and has_answer_shape(quote, "money"):
+    if all(holds(said, t) or shows_type(quote, t) for t in head):  # "the price": an amount shows it
         return True
     return similar is not None and similar(plan.get("effective_question") or "", quote) >= PARAPHRASE_DENSE
 
