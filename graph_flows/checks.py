@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from typing import Any
 
 from connectors.text import normalise, tokens
@@ -73,7 +74,7 @@ def find_conflicts(
     by_id = {e["id"]: e for e in pool}
     # the links of one chain state different facts (a film's director, then the director's birth): never one
     # fact twice
-    linked = [{by_id[eid]["doc_id"] for eid in chain if eid in by_id} for chain in chains]
+    linked = [{by_id[eid]["doc_id"] for eid in hop} for chain in chains for hop in _hops(chain, by_id)]
     successors = successor_of(pool)
     aspects_of: dict[str, set[str]] = {}
     for s in cited:
@@ -248,3 +249,16 @@ def _side(e: Evidence, sentence: str, found: set[str]) -> dict[str, Any]:
 
 def _version_key(version: str) -> tuple[int, str]:
     return (int(version), "") if version.isdigit() else (0, version)
+
+
+def _hops(chain: Sequence[str], by_id: dict[str, Evidence]) -> list[tuple[str, str]]:
+    """The links of a chain that are hops: the next passage was reached from this one or is named by it. A
+    model may list independent passages stating one fact as its "chain"; those are sides, not links."""
+    out = []
+    for a, b in pairwise(chain):
+        if a in by_id and b in by_id:
+            first, then = by_id[a], by_id[b]
+            named = normalise(then["title"]) in normalise(first["text"]) or then.get("parent") == a
+            if named or first.get("parent") == b:
+                out.append((a, b))
+    return out
