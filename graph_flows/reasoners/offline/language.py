@@ -397,6 +397,8 @@ def asked_head(question: str) -> list[str]:
     if not phrase or len(phrase) > 4 or phrase[-1] in _FORM_NOUNS:
         return []
     head = terms(" ".join(phrase[-2:]).replace("-", " "))[-2:]
+    if not head:
+        return []
     if not re.match(r"\s*(?:what(?:'s|’s| is| are| was| were)|how|is|are)\b", question[m.start() :], re.I):
         # "what nationality is...", "what company makes...": a class whose member answers ("American"), not
         # a noun the page names; a price or a date ("what renewal price are we...") is still the asked value
