@@ -6,7 +6,7 @@ side with their dates, and confidence is computed from coverage and support, not
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -106,67 +106,83 @@ def find_conflicts(
             need, shared_min = (
                 (SUCCESSOR_OVERLAP, SUCCESSOR_SHARED) if related else (CONFLICT_OVERLAP, CONFLICT_SHARED)
             )
-            for candidate in sentences(other["text"]):
-                other_terms = _fact_terms(candidate)
-                shared = own_terms & other_terms
-                overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
-                other_values = values(candidate)
-                kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
-                # "95 km, not the 110 km on the datasheet": a statement correcting the very value the other states
-                corrects = bool(corrected(sentence.text) & other_values) and len(shared) >= 1
-                same_fact = (
-                    (overlap >= need and len(shared) >= shared_min)
-                    or corrects
-                    or (
-                        states_the_asked(own["title"], sentence.text)
-                        and states_the_asked(other["title"], candidate)
+            found = _contradiction(sentence.text, own, other, need, shared_min, states_the_asked)
+            if found is None:
+                continue
+            candidate, shared, own_said, other_said = found
+            pair = tuple(sorted((own["doc_id"], other["doc_id"])))
+            if pair in seen_pairs:
+                continue
+            seen_pairs.add(pair)  # type: ignore[arg-type]
+            sides = sorted(
+                [_side(own, sentence.text, own_said), _side(other, candidate, other_said)],
+                key=lambda s: (s["updated_at"], _version_key(s["version"])),
+                reverse=True,
+            )
+            for side in sides:
+                replaced_by = successors.get(by_id[side["evidence_id"]]["doc_id"])
+                if replaced_by in {own["doc_id"], other["doc_id"]}:
+                    side["outdated"] = True
+                    sides = [s for s in sides if s is not side] + [side]  # the replaced side goes last
+                    break
+            older = (by_id[sides[-1]["evidence_id"]]["doc_id"], sides[-1]["value"])
+            shown = next(
+                (
+                    known
+                    for known in conflicts
+                    if any(
+                        (by_id[s["evidence_id"]]["doc_id"], s["value"]) == older for s in known["sides"][1:]
                     )
-                )
-                if not same_fact or not kinds:
-                    continue
-                # the same value stated twice agrees, unless one says it is wrong ("8.5 hours, not 10 hours")
-                own_said, other_said = (
-                    own_values - corrected(sentence.text),
-                    other_values - corrected(candidate),
-                )
-                if other_values & own_values and not (own_said and other_said and not own_said & other_said):
-                    continue
-                if about_siblings(f"{own['title']} {sentence.text}", f"{other['title']} {candidate}"):
-                    continue  # the P2's payload and the P3's are two facts, not one fact twice
-                pair = tuple(sorted((own["doc_id"], other["doc_id"])))
-                if pair in seen_pairs:
-                    continue
-                seen_pairs.add(pair)  # type: ignore[arg-type]
-                sides = sorted(
-                    [_side(own, sentence.text, own_said), _side(other, candidate, other_said)],
-                    key=lambda s: (s["updated_at"], _version_key(s["version"])),
-                    reverse=True,
-                )
-                for side in sides:
-                    replaced_by = successors.get(by_id[side["evidence_id"]]["doc_id"])
-                    if replaced_by in {own["doc_id"], other["doc_id"]}:
-                        side["outdated"] = True
-                        sides = [s for s in sides if s is not side] + [side]  # the replaced side goes last
-                        break
-                older = (by_id[sides[-1]["evidence_id"]]["doc_id"], sides[-1]["value"])
-                shown = next(
-                    (
-                        known
-                        for known in conflicts
-                        if any(
-                            (by_id[s["evidence_id"]]["doc_id"], s["value"]) == older
-                            for s in known["sides"][1:]
-                        )
-                    ),
-                    None,
-                )
-                conflict = {"about": _words_of(sentence.text, shared), "sides": sides}
-                if shown is None:
-                    conflicts.append(conflict)
-                elif _newest_key(sides) > _newest_key(shown["sides"]):
-                    # that older statement is shown once, against the newest statement that contradicts it
-                    conflicts[conflicts.index(shown)] = conflict
+                ),
+                None,
+            )
+            conflict = {"about": _words_of(sentence.text, shared), "sides": sides}
+            if shown is None:
+                conflicts.append(conflict)
+            elif _newest_key(sides) > _newest_key(shown["sides"]):
+                # that older statement is shown once, against the newest statement that contradicts it
+                conflicts[conflicts.index(shown)] = conflict
     return conflicts
+
+
+def _contradiction(
+    text: str,
+    own: Evidence,
+    other: Evidence,
+    need: float,
+    shared_min: int,
+    states_the_asked: Callable[[str, str], bool],
+) -> tuple[str, frozenset[str], set[str], set[str]] | None:
+    """The statement of `other` that states the fact `text` states with another value, the best-matching one
+    (a table's "Audit logs" row, not the first row that shares "logs" and "retention"): (statement, shared
+    terms, own values, its values), or None."""
+    own_terms, own_values = _fact_terms(text), values(text)
+    best: tuple[tuple[bool, float, int], tuple[str, frozenset[str], set[str], set[str]]] | None = None
+    for candidate in sentences(other["text"]):
+        other_terms = _fact_terms(candidate)
+        shared = own_terms & other_terms
+        overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
+        other_values = values(candidate)
+        kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
+        # "95 km, not the 110 km on the datasheet": a statement correcting the very value the other states
+        corrects = bool(corrected(text) & other_values) and len(shared) >= 1
+        same_fact = (
+            (overlap >= need and len(shared) >= shared_min)
+            or corrects
+            or (states_the_asked(own["title"], text) and states_the_asked(other["title"], candidate))
+        )
+        if not same_fact or not kinds:
+            continue
+        # the same value stated twice agrees, unless one says it is wrong ("8.5 hours, not 10 hours")
+        own_said, other_said = own_values - corrected(text), other_values - corrected(candidate)
+        if other_values & own_values and not (own_said and other_said and not own_said & other_said):
+            continue
+        if about_siblings(f"{own['title']} {text}", f"{other['title']} {candidate}"):
+            continue  # the P2's payload and the P3's are two facts, not one fact twice
+        key = (corrects, overlap, len(shared))
+        if best is None or key > best[0]:
+            best = (key, (candidate, shared, own_said, other_said))
+    return best[1] if best else None
 
 
 def _newest_key(sides: Sequence[dict[str, Any]]) -> tuple[str, tuple[int, str]]:

@@ -474,6 +474,20 @@ def test_a_precise_date_names_a_day(text: str, precise: bool) -> None:
     assert precise_date(text) is precise
 
 
+def test_the_contradicting_statement_is_the_best_matching_row_not_the_first() -> None:
+    new = _evidence("E1", "d:new", "Records Policy", "Data: Audit logs · Retention: 2 years", "2026-01-01")
+    old = _evidence(
+        "E2",
+        "d:old",
+        "Records Standard",
+        "| Data | Retention |\n|---|---|\n| Application logs | 14 days |\n| Audit logs | 1 year |",
+        "2024-01-01",
+    )
+    cited = [ComposedSentence(text=new["text"], cites=["E1"], aspect="a1")]
+    (conflict,) = find_conflicts(cited, [new, old])  # type: ignore[arg-type]
+    assert [s["value"] for s in conflict["sides"]] == ["2 years", "1 year"]
+
+
 def test_the_links_of_one_chain_never_conflict() -> None:
     film = _evidence(
         "E1", "d:film", "Red Dust", "Red Dust is a 1998 film directed by Ana Ruiz.", "2020-01-01"
