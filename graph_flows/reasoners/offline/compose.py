@@ -22,6 +22,7 @@ from graph_flows.reading import (
     UNIT_SEPARATOR,
     YEAR,
     Unit,
+    corrected,
     has_answer_shape,
     holds,
     stem,
@@ -109,6 +110,7 @@ def compose(
                 named = {t for name in aspect["entities"] for t in term_set(name)}
                 onward = named_passages(picked, evidence, lexicon)
                 picked += cover_rest(picked, [*same_document(e, evidence), *onward], weights, kind, named)
+                picked += corrections(picked, same_document(e, evidence))
                 if (
                     kind == "explanation"
                     and onward
@@ -441,6 +443,21 @@ def cover_rest(
                 best = (gain, unit, e["id"])
     gain, unit, eid = best
     return [(unit, eid)] if unit is not None and gain >= w.COVER_GAIN else []
+
+
+def corrections(picked: Sequence[tuple[Unit, str]], parts: Sequence[Evidence]) -> list[tuple[Unit, str]]:
+    """Units of the same document that say a chosen unit's value is wrong ("measured: 8.5 hours, not 10 hours"
+    in a comment under "the datasheet promises 10 hours"): the current statement, quoted after the one it
+    corrects, so the answer never states the outdated value alone."""
+    stated = {v for unit, _ in picked for v in values(unit.text)}
+    said = {normalise(unit.text) for unit, _ in picked}
+    out: list[tuple[Unit, str]] = []
+    for e in parts:
+        for unit in readable_units(e):
+            if normalise(unit.text) not in said and corrected(unit.text) & stated:
+                said.add(normalise(unit.text))
+                out.append((unit, e["id"]))
+    return out[:1]
 
 
 def named_passages(

@@ -24,6 +24,7 @@ from graph_flows.reading import (
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.reasoners.offline.compose import (
     best_units,
+    corrections,
     cover_rest,
     list_answer,
     side_by_side,
@@ -486,6 +487,21 @@ def test_the_contradicting_statement_is_the_best_matching_row_not_the_first() ->
     cited = [ComposedSentence(text=new["text"], cites=["E1"], aspect="a1")]
     (conflict,) = find_conflicts(cited, [new, old])  # type: ignore[arg-type]
     assert [s["value"] for s in conflict["sides"]] == ["2 years", "1 year"]
+
+
+def test_a_later_statement_of_the_same_document_that_corrects_the_chosen_value_is_quoted_too() -> None:
+    body = _evidence("E1", "d:t", "KIL-9: kiln cycle", "The manual promises 6 hours per cycle.", "2026-01-01")
+    comment = _evidence(
+        "E2",
+        "d:t",
+        "KIL-9: kiln cycle",
+        "Comment on 2026-02-01: measured 7.5 hours, not 6 hours.",
+        "2026-02-01",
+    )
+    chosen = [(units(body["text"])[0], "E1")]
+    ((unit, cited),) = corrections(chosen, [body, comment])
+    assert cited == "E2" and "7.5 hours" in unit.text
+    assert corrections([(units(comment["text"])[0], "E2")], [body, comment]) == []
 
 
 def test_the_links_of_one_chain_never_conflict() -> None:
