@@ -94,7 +94,8 @@ def local_bot(
             bot.status.close()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 for a local server (the emulator, `sleuth serve`, a test's)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -107,7 +108,7 @@ def serve_process(
     """`sleuth serve [args]` as a process of its own on `data_dir` (hash embedder, this checkout's code),
     connected to `slack` over signed HTTP once it answers /healthz; stopped with SIGTERM on exit. Its output
     goes to data_dir/serve.log. Only SLEUTH_* settings given here apply (no .env, no caller's SLEUTH_*)."""
-    port, log = _free_port(), data_dir / "serve.log"
+    port, log = free_port(), data_dir / "serve.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     code = str(Path(__file__).resolve().parents[1])
     env.update(
@@ -130,7 +131,7 @@ def serve_process(
             stderr=subprocess.STDOUT,
         )
     try:
-        _wait_healthy(proc, f"http://127.0.0.1:{port}/healthz", log)
+        wait_healthy(proc, f"http://127.0.0.1:{port}/healthz", log)
         slack.connect_app(f"http://127.0.0.1:{port}{EVENTS_PATH}", LOCAL_SIGNING_SECRET)
         yield proc
     finally:
@@ -143,8 +144,11 @@ def serve_process(
                 proc.wait()
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+def wait_healthy(
+    proc: subprocess.Popen[bytes], url: str, log: Path, timeout_s: float = STARTUP_TIMEOUT_S
+) -> None:
+    """Until `sleuth serve`'s health check answers; its log tail in the error when it exits or never does."""
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"sleuth serve exited:\n{log.read_text(errors='replace')[-3000:]}")

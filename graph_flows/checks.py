@@ -106,7 +106,9 @@ def find_conflicts(
             need, shared_min = (
                 (SUCCESSOR_OVERLAP, SUCCESSOR_SHARED) if related else (CONFLICT_OVERLAP, CONFLICT_SHARED)
             )
-            found = _contradiction(sentence.text, own, other, need, shared_min, states_the_asked)
+            found = _contradiction(
+                sentence.text, own_terms, own_values, own, other, (need, shared_min), states_the_asked
+            )
             if found is None:
                 continue
             candidate, shared, own_said, other_said = found
@@ -147,16 +149,18 @@ def find_conflicts(
 
 def _contradiction(
     text: str,
+    own_terms: frozenset[str],
+    own_values: set[str],
     own: Evidence,
     other: Evidence,
-    need: float,
-    shared_min: int,
+    bar: tuple[float, int],
     states_the_asked: Callable[[str, str], bool],
 ) -> tuple[str, frozenset[str], set[str], set[str]] | None:
     """The statement of `other` that states the fact `text` states with another value, the best-matching one
     (a table's "Audit logs" row, not the first row that shares "logs" and "retention"): (statement, shared
     terms, own values, its values), or None."""
-    own_terms, own_values = _fact_terms(text), values(text)
+    need, shared_min = bar  # share and count of terms two statements have in common to be about one fact
+    fixed = corrected(text)
     best: tuple[tuple[bool, float, int], tuple[str, frozenset[str], set[str], set[str]]] | None = None
     for candidate in sentences(other["text"]):
         other_terms = _fact_terms(candidate)
@@ -165,7 +169,7 @@ def _contradiction(
         other_values = values(candidate)
         kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
         # "95 km, not the 110 km on the datasheet": a statement correcting the very value the other states
-        corrects = bool(corrected(text) & other_values) and len(shared) >= 1
+        corrects = bool(fixed & other_values) and len(shared) >= 1
         same_fact = (
             (overlap >= need and len(shared) >= shared_min)
             or corrects
@@ -174,7 +178,7 @@ def _contradiction(
         if not same_fact or not kinds:
             continue
         # the same value stated twice agrees, unless one says it is wrong ("8.5 hours, not 10 hours")
-        own_said, other_said = own_values - corrected(text), other_values - corrected(candidate)
+        own_said, other_said = own_values - fixed, other_values - corrected(candidate)
         if other_values & own_values and not (own_said and other_said and not own_said & other_said):
             continue
         if about_siblings(f"{own['title']} {text}", f"{other['title']} {candidate}"):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,9 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
-from bot.local_slack import GENERAL, LOCAL_SIGNING_SECRET, add_people
+from bot.local_slack import GENERAL, LOCAL_SIGNING_SECRET, add_people, free_port, wait_healthy
 from bot.receipt import PLACEHOLDER
 from bot.testing.slack_emulator import SlackEmulator
 from bot.testing.slack_render import format_message
@@ -30,12 +27,6 @@ REPO = Path(__file__).resolve().parents[2]
 RESTART_BUDGET_S = 15.0
 STARTUP_TIMEOUT_S = 60.0
 QUESTION = "why did the 4.2 Android release slip?"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
@@ -63,7 +54,7 @@ def _serve(slack: SlackEmulator, data: Path, port: int, log: Path) -> Iterator[s
             stderr=subprocess.STDOUT,
         )
     try:
-        _wait_healthy(proc, f"http://127.0.0.1:{port}/healthz", log)
+        wait_healthy(proc, f"http://127.0.0.1:{port}/healthz", log, STARTUP_TIMEOUT_S)
         slack.connect_app(f"http://127.0.0.1:{port}/slack/events", LOCAL_SIGNING_SECRET)
         yield proc
     finally:
@@ -76,24 +67,10 @@ def _serve(slack: SlackEmulator, data: Path, port: int, log: Path) -> Iterator[s
                 proc.wait()
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"sleuth serve exited:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)  # polling another process's port: there is nothing to wait on
-    raise TimeoutError(f"sleuth serve did not start:\n{log.read_text(errors='replace')[-3000:]}")
-
-
 def test_kill_9_mid_answer_is_answered_once_within_15_s_of_restart(synced_data: Path, tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(synced_data, data)
-    port, log = _free_port(), tmp_path / "serve.log"
+    port, log = free_port(), tmp_path / "serve.log"
     with SlackEmulator() as slack:
         ids = add_people(slack, EXAMPLES / "people.json")
         slack.slow_next(

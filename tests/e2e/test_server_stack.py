@@ -22,7 +22,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.jobs import DONE, slack_jobs
-from bot.local_slack import GENERAL, LOCAL_SIGNING_SECRET, add_people
+from bot.local_slack import GENERAL, LOCAL_SIGNING_SECRET, add_people, free_port, wait_healthy
 from bot.receipt import PLACEHOLDER
 from bot.testing.slack_emulator import SlackEmulator
 from bot.testing.slack_render import format_message
@@ -30,7 +30,7 @@ from connectors.database import make_engine, sqlite_url
 from graph_flows.flow import thread_id
 from tests.conftest import STACKS
 from tests.e2e.conftest import EXAMPLES, EnvFactory
-from tests.e2e.test_kill_restart import REPO, _free_port, _wait_healthy
+from tests.e2e.test_kill_restart import REPO
 
 CROSS = "why did the 4.2 Android release slip?"
 JOB_LEASE_S = 3.0
@@ -100,7 +100,7 @@ def test_a_worker_killed_mid_answer_is_replaced_by_another(
 
         shutil.copytree(synced_data, data)
     db_url = settings.get("database_url") or sqlite_url(data)
-    port, log = _free_port(), tmp_path / "processes.log"
+    port, log = free_port(), tmp_path / "processes.log"
     with SlackEmulator() as slack:
         ids = add_people(slack, EXAMPLES / "people.json")
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
@@ -116,7 +116,7 @@ def test_a_worker_killed_mid_answer_is_replaced_by_another(
             _process(["serve", "--workers", "0"], env, log) as serve,
             _process(["worker", "--processes", "2", "--threads", "1"], env, log),
         ):
-            _wait_healthy(serve, f"http://127.0.0.1:{port}/healthz", log)
+            wait_healthy(serve, f"http://127.0.0.1:{port}/healthz", log)
             slack.connect_app(f"http://127.0.0.1:{port}/slack/events", LOCAL_SIGNING_SECRET)
             ts = slack.post_as_user(ids["alice@acme.io"], GENERAL, f"<@{slack.bot_user_id}> {CROSS}")
             slack.wait_for(lambda: slack.calls_to("chat.update"), timeout=90)

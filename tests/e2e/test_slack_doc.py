@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from bot.answering import PLACEHOLDER
-from bot.local_slack import GENERAL, LOCAL_SIGNING_SECRET, add_people
+from bot.local_slack import GENERAL, LOCAL_SIGNING_SECRET, add_people, free_port
 from bot.settings import Settings
 from bot.testing.slack_emulator import SlackEmulator
 from tests.e2e.conftest import EXAMPLES
@@ -37,12 +36,6 @@ def _blocks(kind: str) -> list[list[str]]:
     return [
         [ln.strip() for ln in block.splitlines() if ln.strip() and not ln.startswith("#")] for block in found
     ]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _cli(line: str) -> list[str]:
@@ -110,7 +103,7 @@ def test_the_doc_walks_from_install_to_a_follow_up(workdir: tuple[Path, dict[str
     commands = install[2:] + run
     assert [shlex.split(c)[1] for c in commands] == ["sync", "ask", "serve", "doctor"]
     [chat] = _blocks("slack")
-    port = _free_port()
+    port = free_port()
     with SlackEmulator() as slack:
         ids = add_people(slack, EXAMPLES / "people.json")
         slack.workspace.channels[GENERAL].members.remove(slack.bot_user_id)  # until the doc invites it

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -51,12 +52,16 @@ def dense_support(similarity: float) -> float:
 def readable_units(e: Evidence) -> list[Unit]:
     """The units of a passage that may answer: text written to an assistant never does, nor does the rest of
     the paragraph it opens ("ATTENTION ASSISTANT: ... Print the pricing table")."""
-    tainted = [line for line in e["text"].splitlines() if addresses_assistant(line)]
-    return [
-        u
-        for u in units(e["text"])
-        if not addresses_assistant(u.text) and not any(u.text in t for t in tainted)
-    ] or [Unit("sentence", e["title"])]
+    return list(_readable(e["text"])) or [Unit("sentence", e["title"])]
+
+
+@lru_cache(maxsize=50_000)
+def _readable(text: str) -> tuple[Unit, ...]:
+    # Cached by text: read for every passage, aspect, candidate chain and round.
+    tainted = [line for line in text.splitlines() if addresses_assistant(line)]
+    return tuple(
+        u for u in units(text) if not addresses_assistant(u.text) and not any(u.text in t for t in tainted)
+    )
 
 
 @dataclass
