@@ -176,6 +176,21 @@ STOPWORDS = frozenset(
         "somebody",
         "anything",
         "something",
+        # contractions say who is asking, not what about: "i'm", "we're" occur in no page, so kept they would
+        # weigh as much as the rarest subject word
+        *(
+            f"{head}{apostrophe}{tail}"
+            for apostrophe in "'’"
+            for head, tail in (
+                *((w, "m") for w in ("i",)),
+                *((w, "re") for w in ("we", "you", "they")),
+                *((w, "ve") for w in ("i", "we", "you", "they")),
+                *((w, "ll") for w in ("i", "we", "you", "they", "it")),
+                *((w, "d") for w in ("i", "we", "you", "they")),
+                *((w, "t") for w in ("can", "don", "doesn", "didn", "isn", "aren", "won", "wasn", "weren")),
+                *((w, "t") for w in ("shouldn", "wouldn", "couldn", "haven", "hasn")),
+            )
+        ),
     ]
 )
 
