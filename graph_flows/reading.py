@@ -438,12 +438,17 @@ TYPE_NOUNS = {
     **dict.fromkeys(["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai"], "money"),
     **dict.fromkeys(["date", "year", "birthdai"], "date"),
     "place": "place",
+    "rate": "rate",
 }  # not "location", "time", "name": pages name those ("Location: Brno"), and the page that does is the answer
+# a rate is a quantity per something ("~4,000 messages/sec", "2 visits per week") or a share ("0.4%")
+_RATE = re.compile(r"\d[\d,.]*\s?(?:[^\W\d]+\s?)?(?:/\s?[^\W\d]+|per\s+[^\W\d]+)|\d\s?%", re.IGNORECASE)
 
 
 def shows_type(sentence: str, term: str) -> bool:
     """Whether a sentence shows the answer type a type noun of the question names ("date" -> a date in it)."""
     kind = TYPE_NOUNS.get(term)
+    if kind == "rate":
+        return bool(_RATE.search(sentence))
     return bool(kind) and has_answer_shape(sentence, kind)  # type: ignore[arg-type]
 
 

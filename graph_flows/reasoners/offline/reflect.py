@@ -93,6 +93,7 @@ def reflect(
         weights = {t: lexicon.idf(t) for t in aspect["terms"]}
         total = sum(weights.values()) or 1.0
         entity_terms = {t for name in aspect["entities"] for t in terms(name)}
+        own = own_docs(aspect["entities"], lexicon)
         keys = [k for k in aspect["entities"] if TICKET_KEY.fullmatch(k)]
         if any(not lexicon.resolve(k) and not key_mentioned(k, evidence) for k in keys):
             # The question is about an item nobody visible mentions: nothing can establish it, and a missing
@@ -108,7 +109,7 @@ def reflect(
         if unseen and len(unseen) < len(weights):
             _carry_unseen(readings, weights, total, unseen, plan["answer_type"])
         for eid, reading in readings.items():
-            bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"]) else 0.0
+            bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"], own) else 0.0
             lexical_part = min(1.0, reading.coverage + bonus)
             support = w.LEXICAL_SHARE * lexical_part + (1 - w.LEXICAL_SHARE) * dense_support(
                 by_id[eid].get("dense", 0.0)
@@ -145,6 +146,7 @@ def reflect(
             [n for n in all_sides if n not in aspect["entities"]] if plan.get("comparison") else [],
             head,
             where,
+            own,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
@@ -272,7 +274,16 @@ def key_mentioned(key: str, evidence: Sequence[Evidence]) -> bool:
     return any(pattern.search(e["text"]) or pattern.search(e["title"]) for e in evidence)
 
 
-def is_entity_passage(e: Evidence, entities: Sequence[str]) -> bool:
+def own_docs(entities: Sequence[str], lexicon: Lexicon) -> frozenset[str]:
+    """The documents the question's names denote by alias ("the Fleet Telemetry Service" is the page titled
+    "Beacon Architecture"): their passages are about the entity though they never write its name."""
+    found = [lexicon.resolve(name) for name in entities if not TICKET_KEY.fullmatch(name)]
+    return frozenset(docs[0] for docs in found if len(docs) == 1)
+
+
+def is_entity_passage(e: Evidence, entities: Sequence[str], docs: frozenset[str] = frozenset()) -> bool:
+    if e["doc_id"] in docs:
+        return True
     title = normalise(e["title"])
     return any(
         normalise(name) and (normalise(name) == title or title.startswith(normalise(name) + " "))
@@ -419,11 +430,12 @@ def best_chain_for(
     other_sides: Sequence[str] = (),
     head: Sequence[str] = (),
     where: Sequence[str] = (),
+    own: frozenset[str] = frozenset(),
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
     best: tuple[list[str], float, frozenset[str]] = ([], 0.0, frozenset())
-    entity_roots = {eid for eid in readings if is_entity_passage(by_id[eid], entities)}
+    entity_roots = {eid for eid in readings if is_entity_passage(by_id[eid], entities, own)}
     # a comparison side is answered from its own passages, never by ending on another side's page
     elsewhere = {eid for eid in readings if is_entity_passage(by_id[eid], other_sides)} - entity_roots
     candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
@@ -444,6 +456,8 @@ def best_chain_for(
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
+        if by_id[chain[0]]["doc_id"] in own:
+            covered |= entity_terms & set(weights)  # the page is the entity, named by its alias
         lexical_part = sum(weights[t] for t in covered) / total
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
         coverage = w.LEXICAL_SHARE * lexical_part + (1 - w.LEXICAL_SHARE) * dense_part
@@ -462,7 +476,11 @@ def best_chain_for(
                 if len(chain) == 1
                 else set().union(*(readings[link].anywhere for link in chain))
             )
-            missing = [t for t, v in relation.items() if v >= w.INFORMATIVE * top and t not in found]
+            missing = [
+                t
+                for t, v in relation.items()
+                if v >= w.INFORMATIVE * top and t not in found and not shows_type(reading.best, t)
+            ]
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
             share = sum(v for t, v in relation.items() if t in found) / sum(relation.values())
@@ -491,7 +509,11 @@ def best_chain_for(
             coverage *= w.SHAPELESS_FACT if kind in QUANTITY_KINDS else w.SHAPE_PENALTY
         elif kind == "explanation":
             coverage += w.CAUSE_BONUS  # "blocked by", "because": the unit gives a reason, as "why" asks
-        if entities and not any(_mentions(by_id[chain[0]], name) for name in entities):
+        if (
+            entities
+            and by_id[chain[0]]["doc_id"] not in own
+            and not any(_mentions(by_id[chain[0]], name) for name in entities)
+        ):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
         elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it

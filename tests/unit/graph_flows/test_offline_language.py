@@ -529,6 +529,11 @@ def test_the_links_of_one_chain_never_conflict() -> None:
         ("Ana Ruiz is a director.", "date", False),
         ("Tickets cost $12.", "price", True),
         ("Location: Brno", "locat", False),  # a noun pages name is read as a word
+        ("Metric: Peak load · Value: ~900 orders/min", "rate", True),  # a rate is a quantity per something
+        ("Two inspections per week.", "rate", False),
+        ("Refunds: 3 per week at most", "rate", True),
+        ("Churn last quarter: 2.5%", "rate", True),
+        ("Rate card: see Finance.", "rate", False),
     ],
 )
 def test_a_type_noun_is_shown_by_the_answers_shape(sentence: str, term: str, shown: bool) -> None:
@@ -648,3 +653,30 @@ def test_a_unit_close_in_meaning_carries_the_words_no_page_uses() -> None:
     assert _vacation_reading(0.7).established == {"a1": ["E1"]}
     # the same words, but the unit is not close enough in meaning: the unseen word stays missing
     assert _vacation_reading(0.45).established == {}
+
+
+class _Aliases(Lexicon):
+    """ "Order Router" is another name of the page titled "Switchboard"."""
+
+    def resolve(self, name: str) -> list[str]:
+        return ["doc:switchboard"] if name.lower() in {"order router", "switchboard"} else []
+
+    def idf(self, term: str) -> float:
+        return 3.0
+
+
+def test_a_page_named_by_its_alias_is_about_the_entity() -> None:
+    page = "# Switchboard\n\n| Metric | Value |\n|---|---|\n| Peak throughput | ~900 orders/min |"
+    e = {"id": "E1", "doc_id": "doc:switchboard", "title": "Switchboard", "text": page, "dense": 0.3}
+    question = "what's the peak throughput rate of the order router?"
+    plan = {
+        "aspects": [
+            {"id": "a1", "text": question, "terms": question_terms(question), "entities": ["Order Router"]}
+        ],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    assert reflect(plan, [e], _Aliases(["Order Router"]), max_seeds=3).established == {"a1": ["E1"]}
+    # a page that does not carry the alias is not the router's, though it states a throughput
+    other = {**e, "doc_id": "doc:gateway", "title": "Gateway", "text": page.replace("Switchboard", "Gateway")}
+    assert reflect(plan, [other], _Aliases(["Order Router"]), max_seeds=3).established == {}
