@@ -25,6 +25,7 @@ from graph_flows.reading import (
     corrected,
     has_answer_shape,
     holds,
+    precise_date,
     stem,
     term_set,
     values,
@@ -428,6 +429,9 @@ def cover_rest(
             held |= term_set(by_id[eid]["title"])
     rest = {t: v for t, v in weights.items() if t not in named and not holds(frozenset(held), t)}
     shaped = kind not in TYPED_KINDS or any(has_answer_shape(u.text, kind) for u, _ in picked)
+    if kind == "date" and not any(precise_date(u.text) for u, _ in picked):
+        # "when is the Q2 maintenance planned?" is not answered by the title's "Q2 2026": the day is asked
+        shaped = False
     if not rest and shaped:
         return []
     best: tuple[float, Unit | None, str] = (0.0, None, "")
@@ -437,7 +441,9 @@ def cover_rest(
                 continue
             own = term_set(unit.text) | term_set(unit.heading)
             gain = sum(v for t, v in rest.items() if holds(own, t)) / total
-            if not shaped and has_answer_shape(unit.text, kind):
+            if not shaped and (
+                precise_date(unit.text) if kind == "date" else has_answer_shape(unit.text, kind)
+            ):
                 gain += w.SHAPE_BONUS
             if gain > best[0]:
                 best = (gain, unit, e["id"])

@@ -680,3 +680,17 @@ def test_a_page_named_by_its_alias_is_about_the_entity() -> None:
     # a page that does not carry the alias is not the router's, though it states a throughput
     other = {**e, "doc_id": "doc:gateway", "title": "Gateway", "text": page.replace("Switchboard", "Gateway")}
     assert reflect(plan, [other], _Aliases(["Order Router"]), max_seeds=3).established == {}
+
+
+def test_a_when_answered_by_a_quarter_gets_the_day_the_passage_names() -> None:
+    text = "Q3 2027 boiler service plan for the Leeds depot\n\nAll six boilers.\n\nProposed window: 2027-08-02, early shift."
+    e = {"id": "E1", "doc_id": "d", "title": "Boiler service", "text": text}
+    found = units(text)
+    picked = [(found[0], "E1")]
+    weights = {t: 1.0 for t in question_terms("when is the Q3 boiler service at Leeds planned?")}
+    added = cover_rest(picked, [e], weights, "date", set())
+    assert [u.text for u, _ in added] == ["Proposed window: 2027-08-02, early shift."]
+    # a day already said: nothing more
+    picked = [(found[-1], "E1")]
+    assert "2027-08-02" in picked[0][0].text
+    assert cover_rest([(found[0], "E1"), *picked], [e], weights, "date", set()) == []
