@@ -42,6 +42,10 @@ class Aspect(TypedDict):
     text: str
     terms: list[str]
     entities: list[str]
+    # one of several questions in one message ("which ticket..., and when..."): its own expected answer
+    # type and wording; absent, the plan's
+    answer_type: NotRequired[str]
+    question: NotRequired[str]
 
 
 class Gap(TypedDict):

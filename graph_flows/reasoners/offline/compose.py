@@ -34,6 +34,8 @@ from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import constraint_words, pick_direction
 from graph_flows.reasoners.offline.reflect import (
+    asked_question,
+    aspect_kind,
     bridge_unit,
     context_terms,
     dense_support,
@@ -54,8 +56,6 @@ def compose(
     lexicon: Lexicon,
 ) -> Composition:
     by_id = {e["id"]: e for e in evidence}
-    question = plan.get("effective_question", "")
-    kind = plan["answer_type"]
     out: list[ComposedSentence] = []
     seen: set[str] = set()
 
@@ -70,6 +70,8 @@ def compose(
     for text, cited in table:
         say(text, cited, None)
     for aspect in [] if table else plan["aspects"]:
+        kind = aspect_kind(plan, aspect)
+        question = asked_question(plan, aspect)
         chain = established.get(aspect["id"], [])
         weights = {t: lexicon.idf(t) for t in aspect["terms"]}
         bridged: set[str] = set()  # what the chain's earlier links say: the answer says the rest
@@ -130,7 +132,7 @@ def compose(
                     side = aspect["entities"][0] if aspect["entities"] else ""
                     side_values.append((side, value, picked[0][1]))
     if plan.get("comparison") and len(side_values) == len(plan["aspects"]) >= 2:
-        pick = _pick(side_values, question)
+        pick = _pick(side_values, plan.get("effective_question", ""))
         if pick:
             out.append(pick)
     related: list[ComposedSentence] = []

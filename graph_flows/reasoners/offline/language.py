@@ -420,3 +420,31 @@ def qualifiers(question: str, entities: Sequence[str]) -> list[str]:
         w for m in _QUALIFIER.finditer(question) for w in tokens(m.group(1) or m.group(2)) if w not in subject
     ]
     return [w for w in found if w not in _SCAFFOLD]
+
+
+# Where a question asks a second thing: ", and when ...", "; who ...", "? how long ...". Only before a question
+# word, so "X and Y" inside one question (a comparison, a list) stays whole.
+_SECOND_PART = re.compile(
+    r"(?:,\s*and\s+|;\s*(?:and\s+)?|\?\s+(?:and\s+)?)(?=(?:what|when|which|who|whom|where|why|how|is|are|was|were|"
+    r"does|do|did|can|could|should|will|has|have|with what|by when|in what|at what|since when)\b)",
+    re.I,
+)
+_ELLIPTIC = re.compile(
+    r"^(?:with what|by when|in what|at what|since when|how (?:long|much|many|fast|soon))\b", re.I
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions one message asks ("which ticket implements X, and when is it supposed to land?" asks
+    two). A part that refers back ("it", "they") or only names what it asks ("with what score?", "how fast?")
+    is read with the first part before it: its subject is there."""
+    raw = [p.strip(" ,;?") for p in _SECOND_PART.split(question.strip())]
+    parts = [p for p in raw if p]
+    if len(parts) < 2:
+        return [question]
+    first = parts[0]
+    out = [first]
+    for part in parts[1:]:
+        refers = bool(_REFERS.search(part) or _POSSESSIVE_PRONOUN.search(part) or _ELLIPTIC.match(part))
+        out.append(f"{part} ({first})" if refers or len(terms(part)) < 2 else part)
+    return out

@@ -18,9 +18,26 @@ from graph_flows.reasoners.offline.language import (
     implied_terms,
     is_followup,
     pick_words,
+    question_parts,
     words_for,
 )
 from graph_flows.state import Aspect, TurnRecord
+
+
+def _part_aspect(i: int, part: str, entities: Sequence[str], lexicon: Lexicon) -> Aspect:
+    """One question of several: its own terms and type; the names it carries, or (read with the first part
+    for its subject) the first part's."""
+    asked = part.split(" (", 1)[0]
+    keys = TICKET_KEY.findall(part)
+    named = dedupe([*keys, *QUOTED.findall(part), *lexicon.names_in(part)])
+    return {
+        "id": f"a{i + 1}",
+        "text": part,
+        "terms": dedupe(question_terms(part)),
+        "entities": [n for n in entities if n in named] or named,
+        "answer_type": answer_type(asked),
+        "question": part,
+    }
 
 
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
@@ -57,10 +74,14 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
             for i, side in enumerate(sides)
         ]
     else:
+        parts = question_parts(effective)
         aspects = [
             {"id": "a1", "text": effective, "terms": dedupe(question_terms(effective)), "entities": entities}
         ]
-    queries = [effective] + ([a["text"] for a in aspects] if sides else [])
+        if len(parts) > 1:
+            # one message, several questions: each is established (or left open) on its own
+            aspects = [_part_aspect(i, part, entities, lexicon) for i, part in enumerate(parts)]
+    queries = [effective] + ([a["text"] for a in aspects] if len(aspects) > 1 else [])
     notes = [f"follow-up: {edit} edit"] if edit else []
     return PlanProposal(
         aspects=aspects,

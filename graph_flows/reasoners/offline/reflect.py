@@ -90,6 +90,8 @@ def reflect(
     all_sides = [name for a in plan["aspects"] for name in a["entities"]]
     named_by: dict[str, list[str]] | None = None  # built once, on first need
     for aspect in plan["aspects"]:
+        kind = aspect_kind(plan, aspect)
+        asked = asked_question(plan, aspect)
         weights = {t: lexicon.idf(t) for t in aspect["terms"]}
         total = sum(weights.values()) or 1.0
         entity_terms = {t for name in aspect["entities"] for t in terms(name)}
@@ -101,13 +103,13 @@ def reflect(
             missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
             notes.append(f"{aspect['id']}: named item not found")
             continue
-        readings = {e["id"]: read(e, weights, total, plan["answer_type"]) for e in evidence}
+        readings = {e["id"]: read(e, weights, total, kind) for e in evidence}
         unseen = unseen_terms(weights, lexicon) - entity_terms
         # read densely: a question with no name to anchor on (the gate below), or with words no page uses
         if not aspect["entities"] or unseen:
-            _read_densely(readings, by_id, plan.get("effective_question") or aspect["text"], lexicon)
+            _read_densely(readings, by_id, asked, lexicon)
         if unseen and len(unseen) < len(weights):
-            _carry_unseen(readings, weights, total, unseen, plan["answer_type"])
+            _carry_unseen(readings, weights, total, unseen, kind)
         for eid, reading in readings.items():
             bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"], own) else 0.0
             lexical_part = min(1.0, reading.coverage + bonus)
@@ -118,7 +120,6 @@ def reflect(
             relevance[eid] = max(relevance[eid], support, strong)
         constraints = _constraints(aspect, all_sides, lexicon)
         # the noun the question asks a value of ("crash rate"): a unit without it states another value
-        asked = plan.get("effective_question") or aspect["text"]
         head = [] if plan.get("comparison") else asked_head(asked)
         where = [] if plan.get("comparison") else qualifiers(asked, aspect["entities"])
         if named_by is None:
@@ -137,7 +138,7 @@ def reflect(
             by_id,
             weighed,
             sum(weighed.values()) or 1.0,
-            plan["answer_type"],
+            kind,
             aspect["entities"],
             entity_terms,
             bool(plan.get("comparison")),
@@ -157,7 +158,7 @@ def reflect(
             and (
                 len(best_chain) > 1
                 or not onward
-                or (best_cov >= w.SURE and not _defers(plan["answer_type"], readings[best_chain[-1]].best))
+                or (best_cov >= w.SURE and not _defers(kind, readings[best_chain[-1]].best))
             )
         ):
             established[aspect["id"]] = best_chain
@@ -177,14 +178,14 @@ def reflect(
             )
             continue
         uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
-        uncovered_words += words_for(plan.get("effective_question", aspect["text"]), uncovered)
+        uncovered_words += words_for(asked, uncovered)
         if best_chain and best_cov >= 0.2:
             head = by_id[best_chain[-1]]["title"]
             what = (
                 f"how {head} relates to: {' '.join(words_for(aspect['text'], uncovered)) or aspect['text']}"
             )
-            kind = "explanation" if plan["answer_type"] == "explanation" else "relation"
-            missing.append({"kind": kind, "what": what, "clues": best_chain})
+            gap = "explanation" if kind == "explanation" else "relation"
+            missing.append({"kind": gap, "what": what, "clues": best_chain})
         else:
             missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
         _mine_names(readings, by_id, relevance, weights, total, entity_terms, lexicon, candidates)
@@ -202,6 +203,16 @@ def reflect(
         queries=queries,
         notes=notes,
     )
+
+
+def aspect_kind(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
+    """The answer type an aspect expects: its own when the message asks several things, else the plan's."""
+    return aspect.get("answer_type") or plan["answer_type"]
+
+
+def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
+    """The words an aspect is asked in: its own part of a message asking several things, else the question."""
+    return aspect.get("question") or plan.get("effective_question") or aspect["text"]
 
 
 def _mine_names(

@@ -38,7 +38,9 @@ from graph_flows.reasoners.offline.language import (
     is_followup,
     pick_direction,
     qualifiers,
+    question_parts,
 )
+from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
     _other_release,
     focus_row,
@@ -694,3 +696,42 @@ def test_a_when_answered_by_a_quarter_gets_the_day_the_passage_names() -> None:
     picked = [(found[-1], "E1")]
     assert "2027-08-02" in picked[0][0].text
     assert cover_rest([(found[0], "E1"), *picked], [e], weights, "date", set()) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "which PR added the retry budget, and when does it ship?",
+            ["which PR added the retry budget", "when does it ship (which PR added the retry budget)"],
+        ),
+        (
+            "did the caterer pass the hygiene audit, and with what grade?",
+            [
+                "did the caterer pass the hygiene audit",
+                "with what grade (did the caterer pass the hygiene audit)",
+            ],
+        ),
+        (
+            "how long did the kiln repair take, and is the spare glaze in stock?",
+            ["how long did the kiln repair take", "is the spare glaze in stock"],
+        ),
+        (
+            "can I take the van home overnight? how long at most?",
+            ["can I take the van home overnight", "how long at most (can I take the van home overnight)"],
+        ),
+        # one question naming two things stays whole: a comparison, a list
+        ("how do the Leeds and York depots differ?", ["how do the Leeds and York depots differ?"]),
+        ("which opened first, Leeds or York?", ["which opened first, Leeds or York?"]),
+        ("what are the safety and fire rules?", ["what are the safety and fire rules?"]),
+    ],
+)
+def test_a_message_asking_two_things_is_read_as_two_questions(question: str, parts: list[str]) -> None:
+    assert question_parts(question) == parts
+
+
+def test_each_question_of_a_message_is_its_own_aspect_with_its_own_answer_type() -> None:
+    proposal = plan("who signs off a refund, and by when must it be paid?", [], Lexicon([]))
+    assert [a.get("answer_type") for a in proposal.aspects] == ["person", "date"]
+    assert "refund" in proposal.aspects[1]["terms"]  # "it" is read with the first question
+    assert len(plan("who signs off a refund?", [], Lexicon([])).aspects) == 1
