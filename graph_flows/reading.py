@@ -70,6 +70,8 @@ _CAUSAL = re.compile(
 _DERIVATIONS = {
     "born": "birth",
     "di": "death",
+    "die": "death",
+    "dying": "death",
     "dead": "death",
     "wrote": "write",
     "written": "write",

@@ -14,7 +14,7 @@ import time
 from connectors.knowledge.results import Hit
 from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader
-from graph_flows.reading import question_terms, replaced_names, sentences, term_set, terms
+from graph_flows.reading import holds, question_terms, replaced_names, sentences, term_set, terms
 from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
@@ -85,10 +85,15 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             for doc_id in knowledge.resolve([seed], principals).get(seed, [])[:2]:
                 seed_docs.append((doc_id, origins.get(seed)))
         for rank, (doc_id, parent) in enumerate(seed_docs):
-            hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus)
+            # a hop reads the named document for what the passage naming it leaves unsaid ("the performer of
+            # song X": the song's passage said who; the performer's page is read for where she died)
+            said = by_id[parent]["title"] + " " + by_id[parent]["text"] if parent in by_id else ""
+            onward = {t for t in focus if not holds(term_set(said), t)} or focus
+            hit, n, rest = _best_chunk(knowledge, doc_id, principals, onward, with_rest=True)
             skimmed += n
-            if hit is not None:
-                add(hit, "graph:mentions", parent, 1.0 - 0.05 * rank)  # seeds arrive best first
+            for chunk in (hit, rest):
+                if chunk is not None:
+                    add(chunk, "graph:mentions", parent, 1.0 - 0.05 * rank)  # seeds arrive best first
         anchors = [d for d, _ in seed_docs] + [
             e["doc_id"]
             for e in evidence

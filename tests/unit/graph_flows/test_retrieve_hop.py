@@ -1,0 +1,54 @@
+"""A graph hop reads the named document for what the passage naming it leaves unsaid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph_flows.config import FlowConfig
+from graph_flows.nodes.retrieve import evidence_from_hit, retrieve
+from tests.unit.graph_flows.test_stop_rules import FakeKnowledge, _Hit
+
+SONG = _Hit("t:song#0", "t:song", "Blue Harbour", "Blue Harbour is a song performed by Nina Vale.")
+VALE = [
+    _Hit(
+        "t:vale#0",
+        "t:vale",
+        "Nina Vale",
+        "Nina Vale performed the song Blue Harbour and many a song after it.",
+    ),
+    _Hit("t:vale#1", "t:vale", "Nina Vale", "Her later albums sold well in Europe."),
+    _Hit("t:vale#2", "t:vale", "Nina Vale", "Vale died in Tromsø in 2011, aged 70."),
+]
+
+
+class _People(FakeKnowledge):
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[_Hit]:
+        return VALE if doc_id == "t:vale" else [SONG]
+
+    def resolve(self, names: Any, principals: frozenset[str]) -> dict[str, list[str]]:
+        return {n: ["t:vale"] for n in names if n == "Nina Vale"}
+
+
+def test_a_hop_reads_the_chunk_with_what_the_bridge_leaves_unsaid() -> None:
+    question = "where did the performer of the song Blue Harbour die?"
+    state: dict[str, Any] = {
+        "principals": ["public"],
+        "round": 1,
+        "turn": 1,
+        "evidence": [evidence_from_hit("E1", SONG, 1, 1, "text", None, 1.0)],  # type: ignore[arg-type]
+        "plan": {"effective_question": question, "entities": ["Blue Harbour"]},
+        "question": question,
+        "tried_queries": [],
+        "direction": "graph",
+        "next_queries": [],
+        "modes": ["text", "graph"],
+        "seeds": ["Nina Vale"],
+        "seed_origins": {"Nina Vale": "E1"},
+        "read_docs": ["t:song"],
+        "trace": [],
+    }
+    out = retrieve(state, knowledge=_People(), flow_settings=FlowConfig())  # type: ignore[arg-type]
+    read = [e["chunk_id"] for e in out["evidence"] if e["doc_id"] == "t:vale"]
+    # the chunk that repeats the song's words is not what the hop is for: where she died is
+    assert "t:vale#2" in read
+    assert all(e["parent"] == "E1" for e in out["evidence"] if e["doc_id"] == "t:vale")
