@@ -65,8 +65,8 @@ _CAUSAL = re.compile(
     r"blocks|slipped|delayed|waiting (?:on|for)|held up)\b",
     re.IGNORECASE,
 )
-# Irregular English morphology the Porter stemmer leaves apart (born/birth, died/death, wrote/write...).
-# Morphology only: synonyms are the dense embedder's job.
+# Irregular English morphology the Porter stemmer leaves apart (born/birth, died/death, wrote/write...), and
+# clipped forms of long words. Morphology only: synonyms are the dense embedder's job.
 _DERIVATIONS = {
     "born": "birth",
     "di": "death",
@@ -86,6 +86,16 @@ _DERIVATIONS = {
     "paid": "pai",
     "began": "begin",
     "begun": "begin",
+    # a long word and the clipping people write for it ("rev C" for revision C): read as the clipping, which is
+    # too short to match other words by prefix ("revis" would match "revisit")
+    "revis": "rev",
+    "specif": "spec",
+    "configur": "config",
+    "quantiti": "qty",
+    "approxim": "approx",
+    "document": "doc",
+    "repositori": "repo",
+    "environ": "env",
 }
 
 

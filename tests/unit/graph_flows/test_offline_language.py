@@ -363,6 +363,9 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         # contractions say who asks: no page uses them, so kept they would outweigh the subject
         ("I'm moving house: we're owed what by the landlord?", ["move", "hous", "ow", "landlord"]),
         ("you’re sure the kiln can't run overnight?", ["sure", "kiln", "run", "overnight"]),
+        # a clipping and its long word are one term; a word that merely starts alike is not
+        ("which board revision failed?", ["board", "rev", "fail"]),
+        ("when will they revisit the specification?", ["revisit", "spec"]),
     ],
 )
 def test_question_terms_leave_out_the_question_form(question: str, expected: list[str]) -> None:
