@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Engine, Float, Integer, MetaData, String, Table, delete, insert, select
+from sqlalchemy import Column, Engine, Float, MetaData, String, Table, delete, insert, select
+
+from connectors.database import serial_id
 
 # Own MetaData, declared like slack_jobs': feedback is created and read apart from the job queue.
 feedback_metadata = MetaData()
@@ -20,7 +22,7 @@ feedback_metadata = MetaData()
 slack_feedback = Table(
     "slack_feedback",
     feedback_metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("team", String(64), nullable=False),
     Column("channel", String(64), nullable=False),
     Column("message_ts", String(32), nullable=False),

@@ -52,6 +52,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from connectors.database import serial_id
 from graph_flows.flow import thread_id
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ jobs_metadata = MetaData()
 slack_jobs = Table(
     "slack_jobs",
     jobs_metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("team", String(64), nullable=False),
     Column("event_id", String(128), nullable=False),
     Column("message_key", String(256), nullable=False),  # "{channel}:{ts}", "...:edit:{edit ts}", "cmd:..."

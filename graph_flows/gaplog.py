@@ -23,8 +23,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Column, Engine, Float, Integer, MetaData, String, Table, Text, delete, insert, select
+from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select
 
+from connectors.database import serial_id
 from connectors.text import normalise
 from graph_flows.reading import terms
 
@@ -37,7 +38,7 @@ gap_metadata = MetaData()
 gap_entries = Table(
     "gap_entries",
     gap_metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("at", Float, nullable=False, index=True),
     Column("kind", String(32), nullable=False),
     Column("what", Text, nullable=False),  # the gap in the question's words

@@ -22,7 +22,18 @@ from sqlalchemy import (
     Text,
 )
 
+from connectors.database import serial_id
+
 metadata = MetaData()
+
+
+def _document_ref(name: str, *, primary_key: bool = False) -> Column[str]:
+    """A row that belongs to a document (its ACL entries, chunks, the edges and aliases read from it): it goes
+    when the document goes. Indexed for the deletes and joins, unless it leads the primary key already."""
+    if primary_key:
+        return Column(name, String, ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    return Column(name, String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True)
+
 
 documents = Table(
     "documents",
@@ -42,7 +53,7 @@ documents = Table(
 doc_acl = Table(
     "doc_acl",
     metadata,
-    Column("doc_id", String, ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True),
+    _document_ref("doc_id", primary_key=True),
     Column("principal", String, primary_key=True),
     Index("ix_doc_acl_principal", "principal", "doc_id"),
 )
@@ -52,7 +63,7 @@ chunks = Table(
     metadata,
     Column("id", String, primary_key=True),  # "{doc_id}#{n}"
     Column("rowid_fts", Integer, nullable=False, unique=True),  # rowid in the FTS5 table
-    Column("doc_id", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    _document_ref("doc_id"),
     Column("n", Integer, nullable=False),
     Column("text", Text, nullable=False),
 )
@@ -63,12 +74,12 @@ chunks = Table(
 edges = Table(
     "edges",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("src", String, nullable=False, index=True),
     Column("target", String, nullable=False, index=True),
     Column("by_name", Boolean, nullable=False, default=False),
     Column("type", String, nullable=False),
-    Column("origin", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    _document_ref("origin"),
     Column("derived", Boolean, nullable=False, default=False),  # found by mention mining, not by the source
     Column("weight", Float, nullable=False, default=1.0),
 )
@@ -78,11 +89,11 @@ edges = Table(
 aliases = Table(
     "aliases",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("norm", String, nullable=False, index=True),
     Column("name", Text, nullable=False),
     Column("target", String, nullable=False),
-    Column("origin", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    _document_ref("origin"),
 )
 
 sync_state = Table(
@@ -100,7 +111,7 @@ sync_state = Table(
 sync_failures = Table(
     "sync_failures",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("source", String, nullable=False, index=True),
     Column("item", String, nullable=False),
     Column("reason", Text, nullable=False),
@@ -121,7 +132,7 @@ store_meta = Table(
 themes = Table(
     "themes",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("centroid", LargeBinary, nullable=False),  # float32 unit vector
     Column("dirty", Boolean, nullable=False, default=False),  # lost chunks since its centroid was computed
     Column("summary", Text, nullable=False, default=""),
