@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, SecretStr
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
 
-from bot.identity.errors import InvalidLinkState, LinkFailed, LinkRefused, UnknownSource
+from bot.identity.errors import InvalidLinkState, LinkFailed, LinkProblem, LinkRefused, UnknownSource
 from bot.identity.slack_signin import SlackSignIn, SlackSignInFailed
 from bot.identity.states import Clock, StateStore
 from bot.vault import TokenSet, TokenVault, owner_columns
@@ -101,14 +101,6 @@ class OAuthSourceConfig(BaseModel):
     @property
     def label(self) -> str:
         return self.display_name or self.source.capitalize()
-
-
-@dataclass(frozen=True)
-class LinkProblem:
-    """A link that cannot be used right now; `message` is meant for a private note to the user."""
-
-    source: str
-    message: str
 
 
 @dataclass(frozen=True)
