@@ -36,6 +36,7 @@ from bot.jobs import JobQueue
 from bot.render import Message
 from bot.render_insights import digest_message
 from bot.settings import DigestConfig
+from bot.slack_columns import slack_id
 from bot.slack_retry import SLACK_FAILURES, error_code
 from graph_flows.gaplog import GapLog
 
@@ -50,7 +51,7 @@ admin_digests = Table(
     "admin_digests",
     digest_metadata,
     Column("period", String(16), nullable=False),  # ISO week, "2026-W49"
-    Column("admin", String(64), nullable=False),
+    slack_id("admin"),
     Column("claimed_by", String(128), nullable=False),
     Column("claimed_at", Float, nullable=False),
     Column("sent_at", Float),

@@ -14,21 +14,22 @@ from typing import Any
 
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, delete, insert, select
 
+from bot.slack_columns import slack_id, slack_ts
 from connectors.database import serial_id
 
-# Own MetaData, declared like slack_jobs': feedback is created and read apart from the job queue.
+# Own MetaData: feedback is created and read apart from the job queue.
 feedback_metadata = MetaData()
 
 slack_feedback = Table(
     "slack_feedback",
     feedback_metadata,
     serial_id(),
-    Column("team", String(64), nullable=False),
-    Column("channel", String(64), nullable=False),
-    Column("message_ts", String(32), nullable=False),
+    slack_id("team"),
+    slack_id("channel"),
+    slack_ts("message_ts", nullable=False),
     Column("thread_id", String(200), nullable=False),
     Column("trace_id", String(40), nullable=False, index=True),
-    Column("user", String(64), nullable=False),
+    slack_id("user"),
     Column("value", String(16), nullable=False),  # "good" | "bad"
     Column("at", Float, nullable=False),
 )

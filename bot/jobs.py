@@ -52,6 +52,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from bot.slack_columns import slack_id, slack_ts
 from connectors.database import serial_id
 from graph_flows.flow import thread_id
 
@@ -70,14 +71,14 @@ slack_jobs = Table(
     "slack_jobs",
     jobs_metadata,
     serial_id(),
-    Column("team", String(64), nullable=False),
+    slack_id("team"),
     Column("event_id", String(128), nullable=False),
     Column("message_key", String(256), nullable=False),  # "{channel}:{ts}", "...:edit:{edit ts}", "cmd:..."
     Column("kind", String(16), nullable=False),  # question | edit | command
-    Column("channel", String(64), nullable=False),
-    Column("message_ts", String(32)),  # the question's own ts (None for /sleuth ask)
-    Column("thread_ts", String(32)),  # None until the placeholder starts a thread (/sleuth ask)
-    Column("user", String(64), nullable=False),
+    slack_id("channel"),
+    slack_ts("message_ts"),  # the question's own ts (None for /sleuth ask)
+    slack_ts("thread_ts"),  # None until the placeholder starts a thread (/sleuth ask)
+    slack_id("user"),
     Column("text", Text, nullable=False),
     Column("trace_id", String(40), nullable=False, unique=True),
     Column("response_url", Text),
@@ -85,7 +86,7 @@ slack_jobs = Table(
     Column("claimed_by", String(128)),
     Column("lease_until", Float),
     Column("attempts", Integer, nullable=False, default=0),
-    Column("placeholder_ts", String(32)),
+    slack_ts("placeholder_ts"),
     Column("acked_at", Float),  # the intake's visible acknowledgement finished (placeholder or not)
     Column("ack_queued", Integer, nullable=False, default=0, server_default="0"),  # placeholder says "queued"
     Column("failing_since", Float),  # first transient Slack failure of the current delivery streak

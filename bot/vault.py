@@ -47,6 +47,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from bot.slack_columns import owner_columns
+
 log = logging.getLogger(__name__)
 
 KEY_FILE_NAME = "vault.key"
@@ -54,15 +56,6 @@ _CHECK_NAME = "__vault_check__"
 _CHECK_VALUE = b"sleuth-vault"
 
 metadata = MetaData()
-
-
-def owner_columns(*, primary_key: bool) -> list[Column[str]]:
-    """Whose row it is: (team, user, source), the key of a user's token here and of their links and states."""
-    return [
-        Column("team", String(64), primary_key=primary_key, nullable=False),
-        Column("user", String(64), primary_key=primary_key, nullable=False),
-        Column("source", String(128), primary_key=primary_key, nullable=False),
-    ]
 
 
 def _sealed_columns() -> list[Column[Any]]:

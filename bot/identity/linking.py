@@ -34,7 +34,8 @@ from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, del
 from bot.identity.errors import InvalidLinkState, LinkFailed, LinkProblem, LinkRefused, UnknownSource
 from bot.identity.slack_signin import SlackSignIn, SlackSignInFailed
 from bot.identity.states import Clock, StateStore
-from bot.vault import TokenSet, TokenVault, owner_columns
+from bot.slack_columns import owner_columns
+from bot.vault import TokenSet, TokenVault
 from connectors.base import LinkedIdentity
 
 if TYPE_CHECKING:

@@ -36,7 +36,8 @@ from sqlalchemy import (
 )
 
 from bot.identity.errors import InvalidLinkState
-from bot.vault import TokenVault, owner_columns
+from bot.slack_columns import owner_columns
+from bot.vault import TokenVault
 
 Clock = Callable[[], float]
 
