@@ -12,17 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Engine, Float, MetaData, String, Table, delete, insert, select
+from sqlalchemy import Column, Engine, Float, String, delete, insert, select
 
 from bot.slack_columns import slack_id, slack_ts
-from connectors.database import serial_id
+from connectors.database import owned_table, serial_id
 
-# Own MetaData: feedback is created and read apart from the job queue.
-feedback_metadata = MetaData()
-
-slack_feedback = Table(
+slack_feedback = owned_table(
     "slack_feedback",
-    feedback_metadata,
     serial_id(),
     slack_id("team"),
     slack_id("channel"),
@@ -50,7 +46,7 @@ class Feedback:
 class FeedbackLog:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        feedback_metadata.create_all(engine)
+        slack_feedback.metadata.create_all(engine)
 
     def record(self, feedback: Feedback) -> None:
         with self._engine.begin() as conn:

@@ -36,9 +36,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
-    MetaData,
     String,
-    Table,
     Text,
     UniqueConstraint,
     exists,
@@ -53,7 +51,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from bot.slack_columns import slack_id, slack_ts
-from connectors.database import serial_id
+from connectors.database import owned_table, serial_id
 from graph_flows.flow import thread_id
 
 log = logging.getLogger(__name__)
@@ -65,11 +63,8 @@ DEFAULT_LEASE_S = 15.0  # renewed every third of it while the job runs (bot.work
 ACK_GRACE_S = 10.0  # an unacknowledged job (intake died mid-ack) is claimable after this
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is answered with an apology instead
 
-jobs_metadata = MetaData()
-
-slack_jobs = Table(
+slack_jobs = owned_table(
     "slack_jobs",
-    jobs_metadata,
     serial_id(),
     slack_id("team"),
     Column("event_id", String(128), nullable=False),
@@ -179,7 +174,7 @@ class JobQueue:
     def __init__(self, engine: Engine, *, clock: Clock = time.time, lease_s: float = DEFAULT_LEASE_S) -> None:
         self._engine, self._clock, self.lease_s = engine, clock, lease_s
         self._wake = threading.Condition()
-        jobs_metadata.create_all(engine)
+        slack_jobs.metadata.create_all(engine)
         _add_new_columns(engine)
 
     def enqueue(self, new: NewJob) -> Job | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Column, Engine, Integer, create_engine, event
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, create_engine, event
+from sqlalchemy.schema import SchemaItem
 
 
 def make_engine(url: str) -> Engine:
@@ -43,3 +44,10 @@ def sqlite_url(data_dir: Path) -> str:
 def serial_id() -> Column[int]:
     """The `id` key of a table of records (jobs, feedback clicks, edges, gaps...): an integer the database counts."""
     return Column("id", Integer, primary_key=True, autoincrement=True)
+
+
+def owned_table(name: str, *parts: SchemaItem) -> Table:
+    """The table of a feature that keeps one (the job queue, feedback, the catalog, leases...), on a MetaData of
+    its own: the feature creates it when it starts (`table.metadata.create_all(engine)`) without creating anyone
+    else's, and `bot.schema.all_metadata` lists it for Alembic."""
+    return Table(name, MetaData(), *parts)
