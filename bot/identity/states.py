@@ -43,7 +43,7 @@ Clock = Callable[[], float]
 
 metadata = MetaData()
 
-# Not the vault's table, though declared alike: a state is single-use and expires; the vault keeps tokens.
+# Not kept in the vault: a state is single-use and expires; the vault keeps tokens until they are unlinked.
 oauth_states = Table(
     "oauth_states",
     metadata,

@@ -6,7 +6,6 @@ deployments behave the same and several processes can share one store.
 
 from __future__ import annotations
 
-# (The column types a table module imports; bot.jobs imports much the same list for its own tables.)
 from sqlalchemy import (
     Boolean,
     Column,
@@ -24,15 +23,17 @@ from sqlalchemy import (
 
 from connectors.database import serial_id
 
+# One MetaData for the store's tables, each declared column by column: neighbouring declarations look alike
+# (sync_failures like aliases, a table's last columns and the next one's head), and stay so on purpose, since
+# a declaration is read as the schema and Alembic compares each with the migrations.
 metadata = MetaData()
 
 
 def _document_ref(name: str, *, primary_key: bool = False) -> Column[str]:
     """A row that belongs to a document (its ACL entries, chunks, the edges and aliases read from it): it goes
     when the document goes. Indexed for the deletes and joins, unless it leads the primary key already."""
-    if primary_key:
-        return Column(name, String, ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
-    return Column(name, String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True)
+    keyed: dict[str, bool] = {"primary_key": True} if primary_key else {"nullable": False, "index": True}
+    return Column(name, String, ForeignKey("documents.id", ondelete="CASCADE"), **keyed)
 
 
 documents = Table(
