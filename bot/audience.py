@@ -23,10 +23,11 @@ from typing import Any, Literal
 
 from cachetools import TTLCache, cached
 from slack_sdk import WebClient
-from sqlalchemy import Column, DateTime, Engine, MetaData, String, Table, delete, insert, select
+from sqlalchemy import Column, DateTime, Engine, String, delete, insert, select
 
 from bot.askers import AskerDirectory, UnknownAsker
 from connectors.base import PUBLIC
+from connectors.database import owned_table
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,8 @@ PRIVATE_NOTE = (
     "I've sent you the answer privately: it relies on documents not everyone in this channel can open."
 )
 
-# Own MetaData and table, declared like the catalog's: each feature creates the tables it owns.
-_metadata = MetaData()
-channel_policies = Table(
+channel_policies = owned_table(
     "channel_policies",
-    _metadata,
     Column("team", String, primary_key=True),
     Column("channel", String, primary_key=True),
     Column("policy", String, nullable=False),
@@ -66,7 +64,7 @@ class ChannelAudience:
         members: TTLCache[str, tuple[str, ...]] = TTLCache(MAX_CACHED_CHANNELS, ttl_s, timer=clock)
         self._members = cached(members, condition=threading.Condition())(self._fetch_members)
         self._self_id: str | None = None
-        _metadata.create_all(engine)
+        channel_policies.metadata.create_all(engine)
 
     def policy(self, team: str, channel: str) -> Policy:
         if _is_dm(channel):

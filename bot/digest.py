@@ -18,9 +18,7 @@ from sqlalchemy import (
     Column,
     Engine,
     Float,
-    MetaData,
     String,
-    Table,
     UniqueConstraint,
     delete,
     insert,
@@ -36,7 +34,9 @@ from bot.jobs import JobQueue
 from bot.render import Message
 from bot.render_insights import digest_message
 from bot.settings import DigestConfig
+from bot.slack_columns import slack_id
 from bot.slack_retry import SLACK_FAILURES, error_code
+from connectors.database import owned_table
 from graph_flows.gaplog import GapLog
 
 log = logging.getLogger(__name__)
@@ -44,13 +44,10 @@ log = logging.getLogger(__name__)
 ViewerOf = Callable[[str], Viewer]  # admin's Slack user id -> that admin as a viewer
 
 
-digest_metadata = MetaData()
-
-admin_digests = Table(
+admin_digests = owned_table(
     "admin_digests",
-    digest_metadata,
     Column("period", String(16), nullable=False),  # ISO week, "2026-W49"
-    Column("admin", String(64), nullable=False),
+    slack_id("admin"),
     Column("claimed_by", String(128), nullable=False),
     Column("claimed_at", Float, nullable=False),
     Column("sent_at", Float),
@@ -88,7 +85,7 @@ class AdminDigest:
         self._admins, self._viewer_of = admins, viewer_of
         self._gaps, self._feedback, self._jobs = gaps, feedback, jobs
         self._worker = worker or f"{socket.gethostname()}:{id(self):x}"
-        digest_metadata.create_all(engine)
+        admin_digests.metadata.create_all(engine)
 
     def run_due(self, now: datetime) -> list[str]:
         """Sends the due period's digest to every admin not yet sent to; returns whom this worker sent to."""

@@ -12,21 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Engine, Float, Integer, MetaData, String, Table, delete, insert, select
+from sqlalchemy import Column, Engine, Float, String, delete, insert, select
 
-# Own MetaData, declared like slack_jobs': feedback is created and read apart from the job queue.
-feedback_metadata = MetaData()
+from bot.slack_columns import slack_id, slack_ts
+from connectors.database import owned_table, serial_id
 
-slack_feedback = Table(
+slack_feedback = owned_table(
     "slack_feedback",
-    feedback_metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("team", String(64), nullable=False),
-    Column("channel", String(64), nullable=False),
-    Column("message_ts", String(32), nullable=False),
+    serial_id(),
+    slack_id("team"),
+    slack_id("channel"),
+    slack_ts("message_ts", nullable=False),
     Column("thread_id", String(200), nullable=False),
     Column("trace_id", String(40), nullable=False, index=True),
-    Column("user", String(64), nullable=False),
+    slack_id("user"),
     Column("value", String(16), nullable=False),  # "good" | "bad"
     Column("at", Float, nullable=False),
 )
@@ -47,7 +46,7 @@ class Feedback:
 class FeedbackLog:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        feedback_metadata.create_all(engine)
+        slack_feedback.metadata.create_all(engine)
 
     def record(self, feedback: Feedback) -> None:
         with self._engine.begin() as conn:

@@ -36,9 +36,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
-    MetaData,
     String,
-    Table,
     Text,
     UniqueConstraint,
     exists,
@@ -52,6 +50,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from bot.slack_columns import slack_id, slack_ts
+from connectors.database import owned_table, serial_id
 from graph_flows.flow import thread_id
 
 log = logging.getLogger(__name__)
@@ -63,20 +63,17 @@ DEFAULT_LEASE_S = 15.0  # renewed every third of it while the job runs (bot.work
 ACK_GRACE_S = 10.0  # an unacknowledged job (intake died mid-ack) is claimable after this
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is answered with an apology instead
 
-jobs_metadata = MetaData()
-
-slack_jobs = Table(
+slack_jobs = owned_table(
     "slack_jobs",
-    jobs_metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("team", String(64), nullable=False),
+    serial_id(),
+    slack_id("team"),
     Column("event_id", String(128), nullable=False),
     Column("message_key", String(256), nullable=False),  # "{channel}:{ts}", "...:edit:{edit ts}", "cmd:..."
     Column("kind", String(16), nullable=False),  # question | edit | command
-    Column("channel", String(64), nullable=False),
-    Column("message_ts", String(32)),  # the question's own ts (None for /sleuth ask)
-    Column("thread_ts", String(32)),  # None until the placeholder starts a thread (/sleuth ask)
-    Column("user", String(64), nullable=False),
+    slack_id("channel"),
+    slack_ts("message_ts"),  # the question's own ts (None for /sleuth ask)
+    slack_ts("thread_ts"),  # None until the placeholder starts a thread (/sleuth ask)
+    slack_id("user"),
     Column("text", Text, nullable=False),
     Column("trace_id", String(40), nullable=False, unique=True),
     Column("response_url", Text),
@@ -84,7 +81,7 @@ slack_jobs = Table(
     Column("claimed_by", String(128)),
     Column("lease_until", Float),
     Column("attempts", Integer, nullable=False, default=0),
-    Column("placeholder_ts", String(32)),
+    slack_ts("placeholder_ts"),
     Column("acked_at", Float),  # the intake's visible acknowledgement finished (placeholder or not)
     Column("ack_queued", Integer, nullable=False, default=0, server_default="0"),  # placeholder says "queued"
     Column("failing_since", Float),  # first transient Slack failure of the current delivery streak
@@ -177,7 +174,7 @@ class JobQueue:
     def __init__(self, engine: Engine, *, clock: Clock = time.time, lease_s: float = DEFAULT_LEASE_S) -> None:
         self._engine, self._clock, self.lease_s = engine, clock, lease_s
         self._wake = threading.Condition()
-        jobs_metadata.create_all(engine)
+        slack_jobs.metadata.create_all(engine)
         _add_new_columns(engine)
 
     def enqueue(self, new: NewJob) -> Job | None:

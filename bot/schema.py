@@ -34,20 +34,21 @@ _BASELINE_MARKERS = ("documents", "slack_jobs", "sources")  # tables every pre-m
 
 def all_metadata() -> list[MetaData]:
     """Every table Sleuth keeps, for Alembic's comparisons (imported here, never at module import)."""
-    from bot.audience import _metadata as audience
-    from bot.digest import digest_metadata
-    from bot.feedback import feedback_metadata
-    from bot.identity.linking import metadata as links
+    from bot.audience import channel_policies
+    from bot.digest import admin_digests
+    from bot.feedback import slack_feedback
+    from bot.identity.linking import oauth_links
     from bot.identity.states import metadata as states
-    from bot.jobs import jobs_metadata
+    from bot.jobs import slack_jobs
     from bot.vault import metadata as vault
-    from connectors.catalog import catalog_metadata
+    from connectors.catalog import sources
     from connectors.knowledge.store import metadata as knowledge  # the store owns its tables
-    from connectors.leases import leases_metadata
-    from graph_flows.gaplog import gap_metadata
+    from connectors.leases import leases
+    from graph_flows.gaplog import gap_entries
 
-    return [states, links, jobs_metadata, feedback_metadata, audience, vault, leases_metadata, knowledge,
-            catalog_metadata, digest_metadata, gap_metadata]  # fmt: skip
+    owned = [oauth_links, slack_jobs, slack_feedback, channel_policies, leases, sources, admin_digests,
+             gap_entries]  # fmt: skip
+    return [states, vault, knowledge, *(table.metadata for table in owned)]  # owned: one table, own MetaData
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -47,6 +47,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from bot.slack_columns import owner_columns
+
 log = logging.getLogger(__name__)
 
 KEY_FILE_NAME = "vault.key"
@@ -56,32 +58,16 @@ _CHECK_VALUE = b"sleuth-vault"
 metadata = MetaData()
 
 
-def owner_columns(*, primary_key: bool) -> list[Column[str]]:
-    """Whose row it is: (team, user, source), the key of a user's token here and of their links and states."""
-    return [
-        Column("team", String(64), primary_key=primary_key, nullable=False),
-        Column("user", String(64), primary_key=primary_key, nullable=False),
-        Column("source", String(128), primary_key=primary_key, nullable=False),
-    ]
+def _sealed_columns() -> list[Column[Any]]:
+    """What the vault keeps of any value, a token or a secret: its ciphertext and when it was last written."""
+    return [Column("ciphertext", LargeBinary, nullable=False), Column("updated_at", Float, nullable=False)]
 
 
-# Declared column by column like every owner's tables (the store's in connectors.knowledge.tables): alike in
-# shape, nothing in common but SQLAlchemy's form; Alembic compares each declaration with the migrations.
-vault_tokens = Table(
-    "vault_tokens",
-    metadata,
-    *owner_columns(primary_key=True),
-    Column("ciphertext", LargeBinary, nullable=False),
-    Column("updated_at", Float, nullable=False),
-)
-
+vault_tokens = Table("vault_tokens", metadata, *owner_columns(primary_key=True), *_sealed_columns())
 vault_secrets = Table(
-    "vault_secrets",
-    metadata,
-    Column("name", String(255), primary_key=True),
-    Column("ciphertext", LargeBinary, nullable=False),
-    Column("updated_at", Float, nullable=False),
+    "vault_secrets", metadata, Column("name", String(255), primary_key=True), *_sealed_columns()
 )
+_KEYS = {vault_tokens: ("team", "user", "source"), vault_secrets: ("name",)}  # each table's primary key
 
 
 class ConfigError(Exception):
@@ -206,28 +192,15 @@ class TokenVault:
     # -- OAuth tokens --
 
     def put_token(self, team: str, user: str, source: str, token: TokenSet) -> None:
-        where = (
-            (vault_tokens.c.team == team) & (vault_tokens.c.user == user) & (vault_tokens.c.source == source)
-        )
-        values = {"ciphertext": self.encrypt(token._to_bytes()), "updated_at": self._clock()}
         with self._engine.begin() as conn:
-            if conn.execute(update(vault_tokens).where(where).values(**values)).rowcount == 0:
-                conn.execute(insert(vault_tokens).values(team=team, user=user, source=source, **values))
+            self._put(conn, vault_tokens, (team, user, source), self.encrypt(token._to_bytes()))
 
     def get_token(self, team: str, user: str, source: str) -> TokenSet | None:
-        where = (
-            (vault_tokens.c.team == team) & (vault_tokens.c.user == user) & (vault_tokens.c.source == source)
-        )
-        with self._engine.connect() as conn:
-            blob = conn.execute(select(vault_tokens.c.ciphertext).where(where)).scalar_one_or_none()
+        blob = self._get(vault_tokens, (team, user, source))
         return None if blob is None else TokenSet._from_bytes(self.decrypt(blob))
 
     def delete_token(self, team: str, user: str, source: str) -> bool:
-        where = (
-            (vault_tokens.c.team == team) & (vault_tokens.c.user == user) & (vault_tokens.c.source == source)
-        )
-        with self._engine.begin() as conn:
-            return conn.execute(delete(vault_tokens).where(where)).rowcount > 0
+        return self._delete(vault_tokens, (team, user, source))
 
     # -- connector secrets entered by admins --
 
@@ -235,17 +208,16 @@ class TokenVault:
         _check_name(name)
         plain = value.get_secret_value() if isinstance(value, SecretStr) else value
         with self._engine.begin() as conn:
-            self._put_secret(conn, name, self.encrypt(plain.encode()))
+            self._put(conn, vault_secrets, (name,), self.encrypt(plain.encode()))
 
     def get_secret(self, name: str) -> SecretStr | None:
         _check_name(name)
-        blob = self._get_secret(name)
+        blob = self._get(vault_secrets, (name,))
         return None if blob is None else SecretStr(self.decrypt(blob).decode())
 
     def delete_secret(self, name: str) -> bool:
         _check_name(name)
-        with self._engine.begin() as conn:
-            return conn.execute(delete(vault_secrets).where(vault_secrets.c.name == name)).rowcount > 0
+        return self._delete(vault_secrets, (name,))
 
     # -- keys --
 
@@ -253,7 +225,7 @@ class TokenVault:
         """Re-encrypts every stored value with the first (newest) key; returns how many were rewritten."""
         count = 0
         with self._engine.begin() as conn:
-            for table, keys in ((vault_tokens, ("team", "user", "source")), (vault_secrets, ("name",))):
+            for table, keys in _KEYS.items():
                 rows = conn.execute(select(table)).mappings().all()
                 for row in rows:
                     where = [table.c[k] == row[k] for k in keys]
@@ -269,10 +241,10 @@ class TokenVault:
         return count
 
     def _check_key(self) -> None:
-        blob = self._get_secret(_CHECK_NAME)
+        blob = self._get(vault_secrets, (_CHECK_NAME,))
         if blob is None:
             with self._engine.begin() as conn:
-                self._put_secret(conn, _CHECK_NAME, self.encrypt(_CHECK_VALUE))
+                self._put(conn, vault_secrets, (_CHECK_NAME,), self.encrypt(_CHECK_VALUE))
             return
         try:
             self._fernet.decrypt(blob)
@@ -282,18 +254,24 @@ class TokenVault:
                 "(to rotate keys, list the new key first and keep the old one after it)"
             ) from exc
 
-    def _get_secret(self, name: str) -> bytes | None:
+    def _get(self, table: Table, key: tuple[str, ...]) -> bytes | None:
         with self._engine.connect() as conn:
-            query = select(vault_secrets.c.ciphertext).where(vault_secrets.c.name == name)
-            return conn.execute(query).scalar_one_or_none()
+            return conn.execute(select(table.c.ciphertext).where(*_row(table, key))).scalar_one_or_none()
 
-    def _put_secret(self, conn: Connection, name: str, blob: bytes) -> None:
+    def _delete(self, table: Table, key: tuple[str, ...]) -> bool:
+        with self._engine.begin() as conn:
+            return conn.execute(delete(table).where(*_row(table, key))).rowcount > 0
+
+    def _put(self, conn: Connection, table: Table, key: tuple[str, ...], blob: bytes) -> None:
+        """Replaces the row's ciphertext, or adds the row: tokens and secrets are written alike."""
         values = {"ciphertext": blob, "updated_at": self._clock()}
-        if (
-            conn.execute(update(vault_secrets).where(vault_secrets.c.name == name).values(**values)).rowcount
-            == 0
-        ):
-            conn.execute(insert(vault_secrets).values(name=name, **values))
+        if conn.execute(update(table).where(*_row(table, key)).values(**values)).rowcount == 0:
+            conn.execute(insert(table).values(**dict(zip(_KEYS[table], key, strict=True)), **values))
+
+
+def _row(table: Table, key: tuple[str, ...]) -> list[Any]:
+    """The conditions that pick one row of a vault table by its primary key, given in `_KEYS` order."""
+    return [table.c[name] == value for name, value in zip(_KEYS[table], key, strict=True)]
 
 
 def _check_name(name: str) -> None:

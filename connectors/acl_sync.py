@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from connectors.base import ConnectorError, CurrentAcl, Failure, PermissionLister
 from connectors.knowledge.store import KnowledgeStore
+from connectors.sync import RunSummary
 
 log = logging.getLogger(__name__)
 
@@ -27,22 +27,16 @@ BATCH = 200  # ACLs written together
 
 
 @dataclass
-class PermissionSummary:
-    source: str
+class PermissionSummary(RunSummary):
+    """Permission sync: `partial` on failures or a listing stopped midway, `unsupported` (still ok) for a
+    connector that cannot list ACLs."""
+
     checked: int = 0  # documents whose current ACL was read
     changed: int = 0  # of those, indexed with another ACL and rewritten
-    failed: int = 0
-    seconds: float = 0.0
-    status: str = "ok"  # ok | partial (failures or stopped midway) | unsupported | error
-    error: str | None = None
-    failures: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.status in {"ok", "unsupported"}
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def sync_permissions(store: KnowledgeStore, connector: object) -> PermissionSummary:

@@ -17,9 +17,7 @@ from sqlalchemy import (
     DateTime,
     Engine,
     Integer,
-    MetaData,
     String,
-    Table,
     Text,
     delete,
     insert,
@@ -27,6 +25,7 @@ from sqlalchemy import (
 )
 
 from connectors.base import Connector
+from connectors.database import owned_table
 from connectors.registry import build_connector, connector_classes
 
 SECRET_REF = "$secret"  # what the catalog stores in place of a secret: {"$secret": "<vault name>"}
@@ -42,11 +41,8 @@ class SecretStore(Protocol):
     def delete_secret(self, name: str) -> bool: ...
 
 
-catalog_metadata = MetaData()
-
-sources = Table(
+sources = owned_table(
     "sources",
-    catalog_metadata,
     Column("name", String, primary_key=True),
     Column("kind", String, nullable=False),
     Column("config_json", Text, nullable=False),
@@ -73,7 +69,7 @@ class SourceCatalog:
     def __init__(self, engine: Engine, secrets: SecretStore | None = None) -> None:
         self.engine = engine
         self.secrets = secrets
-        catalog_metadata.create_all(engine)
+        sources.metadata.create_all(engine)
 
     def add(
         self, name: str, kind: str, config: dict[str, Any], *, interval_s: int = 3600, added_by: str = ""

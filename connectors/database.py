@@ -1,10 +1,12 @@
-"""One SQLAlchemy engine factory for every table Sleuth keeps (SQLite file by default, PostgreSQL by URL)."""
+"""One SQLAlchemy engine factory for every table Sleuth keeps (SQLite file by default, PostgreSQL by URL), and
+the column kinds that several owners' tables declare alike."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, create_engine, event
+from sqlalchemy.schema import SchemaItem
 
 
 def make_engine(url: str) -> Engine:
@@ -37,3 +39,15 @@ def postgres_driver(url: str) -> str:
 
 def sqlite_url(data_dir: Path) -> str:
     return f"sqlite:///{(data_dir / 'sleuth.db').resolve()}"
+
+
+def serial_id() -> Column[int]:
+    """The `id` key of a table of records (jobs, feedback clicks, edges, gaps...): an integer the database counts."""
+    return Column("id", Integer, primary_key=True, autoincrement=True)
+
+
+def owned_table(name: str, *parts: SchemaItem) -> Table:
+    """The table of a feature that keeps one (the job queue, feedback, the catalog, leases...), on a MetaData of
+    its own: the feature creates it when it starts (`table.metadata.create_all(engine)`) without creating anyone
+    else's, and `bot.schema.all_metadata` lists it for Alembic."""
+    return Table(name, MetaData(), *parts)

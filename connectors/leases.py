@@ -11,14 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import Column, Engine, Float, MetaData, String, Table, insert, select, update
+from sqlalchemy import Column, Engine, Float, String, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-leases_metadata = MetaData()
+from connectors.database import owned_table
 
-leases = Table(
+leases = owned_table(
     "leases",
-    leases_metadata,
     Column("name", String(64), primary_key=True),
     Column("holder", String(128), nullable=False),
     Column("until", Float, nullable=False),
@@ -28,7 +27,7 @@ leases = Table(
 class Leases:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        leases_metadata.create_all(engine)
+        leases.metadata.create_all(engine)
 
     def hold(self, name: str, holder: str, ttl_s: float) -> bool:
         """Takes the lease, or renews it when `holder` has it; False while another holder's lease runs."""

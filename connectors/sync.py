@@ -44,18 +44,35 @@ Progress = Callable[[str, int], None]  # (event, count): "seen", "written"
 
 
 @dataclass
-class SyncSummary:
+class RunSummary:
+    """What one run over a source did, as the CLI, App Home and the ledger show it: content sync's and
+    permission sync's alike (each adds its own counts)."""
+
     source: str
+    failed: int = 0
+    seconds: float = 0.0
+    status: str = "ok"  # ok | partial | failed | error | busy (content) | unsupported (permissions)
+    error: str | None = None
+    failures: list[dict[str, str]] = field(default_factory=list)  # {id, reason[, detail]}
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SyncSummary(RunSummary):
+    """Content sync: `partial` when some items failed, `failed` when they all did, `busy` when another process
+    holds the source's lease."""
+
     added: int = 0
     updated: int = 0
     unchanged: int = 0
     deleted: int = 0
-    failed: int = 0
     chunks_embedded: int = 0
-    seconds: float = 0.0
-    status: str = "ok"  # ok | partial (some failures) | failed (failures, nothing read) | error | busy
-    error: str | None = None
-    failures: list[dict[str, str]] = field(default_factory=list)
     skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> item ids
     acl_warnings: list[dict[str, Any]] = field(default_factory=list)  # {principal, documents}
 
@@ -63,12 +80,8 @@ class SyncSummary:
     def failures_by_reason(self) -> dict[str, int]:
         return dict(Counter(f["reason"] for f in self.failures).most_common())
 
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "failures_by_reason": self.failures_by_reason}
+        return {**super().as_dict(), "failures_by_reason": self.failures_by_reason}
 
     def facts(self) -> dict[str, Any]:
         """What the ledger keeps of a run: counts, not every failure (those are rows of their own)."""

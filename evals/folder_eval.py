@@ -54,7 +54,6 @@ BROAD_CITED_K = 10  # coverage@10: the needed documents among the first ten an a
 _LEGACY_KIND = {"cross": "multihop"}  # eval files written before `kind`: their `type`
 
 
-# Plain records of an eval file; alike in shape only to other small frozen dataclasses (identity's links).
 @dataclass(frozen=True)
 class Turn:
     question: str

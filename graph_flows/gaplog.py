@@ -23,8 +23,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Column, Engine, Float, Integer, MetaData, String, Table, Text, delete, insert, select
+from sqlalchemy import Column, Engine, Float, String, Text, delete, insert, select
 
+from connectors.database import owned_table, serial_id
 from connectors.text import normalise
 from graph_flows.reading import terms
 
@@ -32,12 +33,9 @@ ENTITY = "@"  # subject tokens that name a document (through the alias table) st
 SAME_GAP = 0.5  # Jaccard overlap of two subjects at or above which they are one recurring gap
 MAX_WHAT_CHARS = 300
 
-gap_metadata = MetaData()
-
-gap_entries = Table(
+gap_entries = owned_table(
     "gap_entries",
-    gap_metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("at", Float, nullable=False, index=True),
     Column("kind", String(32), nullable=False),
     Column("what", Text, nullable=False),  # the gap in the question's words
@@ -131,7 +129,7 @@ def gap_subject(text: str, names: Names | None) -> list[str]:
 class GapLog:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        gap_metadata.create_all(engine)
+        gap_entries.metadata.create_all(engine)
 
     def append(
         self,

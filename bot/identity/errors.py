@@ -1,9 +1,12 @@
 """The identity layer's errors; every message is safe to show to the user.
 
-IdentityError > UnknownSource, InvalidLinkState, LinkFailed > LinkRefused.
+IdentityError > UnknownSource, InvalidLinkState, LinkFailed > LinkRefused. `LinkProblem` is the one that is
+reported, not raised: a link the resolver cannot use while answering (it reads it without importing linking).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class IdentityError(Exception):
@@ -40,3 +43,11 @@ class LinkRefused(LinkFailed):
     def __init__(self, source: str, label: str, reason: str, message: str) -> None:
         super().__init__(source, label, reason)
         self.args = (message,)
+
+
+@dataclass(frozen=True)
+class LinkProblem:
+    """A link that cannot be used right now; `message` is meant for a private note to the user."""
+
+    source: str
+    message: str

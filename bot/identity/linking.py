@@ -29,13 +29,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, SecretStr
-from sqlalchemy import Column, Engine, Float, MetaData, String, Table, Text, delete, insert, select, update
+from sqlalchemy import Column, Engine, Float, String, Text, delete, insert, select, update
 
-from bot.identity.errors import InvalidLinkState, LinkFailed, LinkRefused, UnknownSource
+from bot.identity.errors import InvalidLinkState, LinkFailed, LinkProblem, LinkRefused, UnknownSource
 from bot.identity.slack_signin import SlackSignIn, SlackSignInFailed
 from bot.identity.states import Clock, StateStore
-from bot.vault import TokenSet, TokenVault, owner_columns
+from bot.slack_columns import owner_columns
+from bot.vault import TokenSet, TokenVault
 from connectors.base import LinkedIdentity
+from connectors.database import owned_table
 
 if TYPE_CHECKING:
     from authlib.integrations.httpx_client import OAuth2Client
@@ -65,11 +67,8 @@ log = logging.getLogger(__name__)
 
 ACTIVE, EXPIRED = "active", "expired"
 
-metadata = MetaData()
-
-oauth_links = Table(
+oauth_links = owned_table(
     "oauth_links",
-    metadata,
     *owner_columns(primary_key=True),
     Column("account", String(320), nullable=False),
     Column("groups", Text, nullable=False, default="[]"),
@@ -101,14 +100,6 @@ class OAuthSourceConfig(BaseModel):
     @property
     def label(self) -> str:
         return self.display_name or self.source.capitalize()
-
-
-@dataclass(frozen=True)
-class LinkProblem:
-    """A link that cannot be used right now; `message` is meant for a private note to the user."""
-
-    source: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -182,7 +173,7 @@ class AccountLinker:
         self._timeout = http_timeout_s
         self._states = StateStore(engine, vault, clock, state_ttl_s)
         self._listeners: list[Callable[[str, str], None]] = []
-        metadata.create_all(engine)
+        oauth_links.metadata.create_all(engine)
 
     def __repr__(self) -> str:
         return f"AccountLinker(sources={sorted(self._sources)!r})"

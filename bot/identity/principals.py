@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.identity.linking import LinkProblem
+from bot.identity.errors import LinkProblem
 from bot.identity.states import Clock
 from connectors.base import PUBLIC, AuthExpired, ConnectorError, LinkedIdentity, user_principal
 

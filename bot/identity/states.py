@@ -36,13 +36,14 @@ from sqlalchemy import (
 )
 
 from bot.identity.errors import InvalidLinkState
-from bot.vault import TokenVault, owner_columns
+from bot.slack_columns import owner_columns
+from bot.vault import TokenVault
 
 Clock = Callable[[], float]
 
 metadata = MetaData()
 
-# Not the vault's table, though declared alike: a state is single-use and expires; the vault keeps tokens.
+# Not kept in the vault: a state is single-use and expires; the vault keeps tokens until they are unlinked.
 oauth_states = Table(
     "oauth_states",
     metadata,

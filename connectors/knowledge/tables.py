@@ -6,7 +6,6 @@ deployments behave the same and several processes can share one store.
 
 from __future__ import annotations
 
-# (The column types a table module imports; bot.jobs imports much the same list for its own tables.)
 from sqlalchemy import (
     Boolean,
     Column,
@@ -22,7 +21,20 @@ from sqlalchemy import (
     Text,
 )
 
+from connectors.database import serial_id
+
+# One MetaData for the store's tables, each declared column by column: neighbouring declarations look alike
+# (sync_failures like aliases, a table's last columns and the next one's head), and stay so on purpose, since
+# a declaration is read as the schema and Alembic compares each with the migrations.
 metadata = MetaData()
+
+
+def _document_ref(name: str, *, primary_key: bool = False) -> Column[str]:
+    """A row that belongs to a document (its ACL entries, chunks, the edges and aliases read from it): it goes
+    when the document goes. Indexed for the deletes and joins, unless it leads the primary key already."""
+    keyed: dict[str, bool] = {"primary_key": True} if primary_key else {"nullable": False, "index": True}
+    return Column(name, String, ForeignKey("documents.id", ondelete="CASCADE"), **keyed)
+
 
 documents = Table(
     "documents",
@@ -42,7 +54,7 @@ documents = Table(
 doc_acl = Table(
     "doc_acl",
     metadata,
-    Column("doc_id", String, ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True),
+    _document_ref("doc_id", primary_key=True),
     Column("principal", String, primary_key=True),
     Index("ix_doc_acl_principal", "principal", "doc_id"),
 )
@@ -52,7 +64,7 @@ chunks = Table(
     metadata,
     Column("id", String, primary_key=True),  # "{doc_id}#{n}"
     Column("rowid_fts", Integer, nullable=False, unique=True),  # rowid in the FTS5 table
-    Column("doc_id", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    _document_ref("doc_id"),
     Column("n", Integer, nullable=False),
     Column("text", Text, nullable=False),
 )
@@ -63,12 +75,12 @@ chunks = Table(
 edges = Table(
     "edges",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("src", String, nullable=False, index=True),
     Column("target", String, nullable=False, index=True),
     Column("by_name", Boolean, nullable=False, default=False),
     Column("type", String, nullable=False),
-    Column("origin", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    _document_ref("origin"),
     Column("derived", Boolean, nullable=False, default=False),  # found by mention mining, not by the source
     Column("weight", Float, nullable=False, default=1.0),
 )
@@ -78,11 +90,11 @@ edges = Table(
 aliases = Table(
     "aliases",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("norm", String, nullable=False, index=True),
     Column("name", Text, nullable=False),
     Column("target", String, nullable=False),
-    Column("origin", String, ForeignKey("documents.id", ondelete="CASCADE"), nullable=False, index=True),
+    _document_ref("origin"),
 )
 
 sync_state = Table(
@@ -100,7 +112,7 @@ sync_state = Table(
 sync_failures = Table(
     "sync_failures",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("source", String, nullable=False, index=True),
     Column("item", String, nullable=False),
     Column("reason", Text, nullable=False),
@@ -121,7 +133,7 @@ store_meta = Table(
 themes = Table(
     "themes",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    serial_id(),
     Column("centroid", LargeBinary, nullable=False),  # float32 unit vector
     Column("dirty", Boolean, nullable=False, default=False),  # lost chunks since its centroid was computed
     Column("summary", Text, nullable=False, default=""),

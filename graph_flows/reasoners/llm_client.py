@@ -70,7 +70,6 @@ class ContextTooLong(ReasonerError):
     pass
 
 
-# Counters of one question, shaped like sync's SyncSummary (counters of one run): nothing else in common.
 @dataclass
 class Ledger:
     """What one question cost and what went wrong, for the trace and the bench."""
