@@ -130,7 +130,13 @@ def question_terms(question: str) -> list[str]:
     """The content terms of a question: its terms without the words of its form, a measure adjective read as
     the dimension pages name ("how loud" -> noise, "faster" -> speed)."""
     asked = _COMPARATIVE.sub(lambda m: DIMENSIONS[m.group(0).lower()], question)
+    if _HOW_LONG.search(asked):
+        asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
     return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), asked))
+
+
+_HOW_LONG = re.compile(r"\bhow long\b", re.IGNORECASE)
+_DURATION_VERB = re.compile(r"\b(?:take|takes|took|taken|last|lasts|lasted)\b", re.IGNORECASE)
 
 
 # Measure adjectives and their comparatives -> the dimension a spec table or a sentence names. General English,

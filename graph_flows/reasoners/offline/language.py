@@ -188,7 +188,7 @@ def _swap_code(previous: str, followup: str, asked: Sequence[str]) -> str | None
     return None
 
 
-_NAME_WORD = r"(?:[A-Z][\w'’&-]*|\d[\w.]*)"
+_NAME_WORD = r"(?<![\w'’])(?:[a-z]?[A-Z][\w'’&-]*|\d[\w.]*)"  # "Fen", "P3", "4.2", "iOS"
 
 
 def name_spans_in(text: str) -> list[str]:
@@ -448,3 +448,51 @@ def question_parts(question: str) -> list[str]:
         refers = bool(_REFERS.search(part) or _POSSESSIVE_PRONOUN.search(part) or _ELLIPTIC.match(part))
         out.append(f"{part} ({first})" if refers or len(terms(part)) < 2 else part)
     return out
+
+
+def distributed(question: str, names: Sequence[str], lexicon: Lexicon) -> tuple[str, list[str]]:
+    """Two things sharing one name's tail ("the Android and iOS crash triage meetings" names "Android Crash
+    Triage" and "iOS Crash Triage"): the question with the shared tail written out for each, and the names so
+    found that the lexicon knows."""
+    found: list[str] = []
+    for name in names:
+        first, _, tail = name.partition(" ")
+        if not tail:
+            continue
+        m = re.search(
+            rf"{_NAME_WORD}(?=\s+(?:and|or|vs\.?|versus)\s+{re.escape(first)}\s+{re.escape(tail)}\b)",
+            question,
+            re.I,
+        )
+        if not m:
+            continue
+        other = f"{m.group(0)} {tail}"
+        if lexicon.resolve(other) and other not in names:
+            found.append(other)
+            question = question[: m.start()] + other + question[m.end() :]
+    return question, found
+
+
+_SIDE_BREAK = re.compile(r"\b(?:compared? (?:to|with)|versus|vs\.?|than|differs? from)\b", re.I)
+
+
+def side_words(question: str, sides: Sequence[str]) -> dict[str, list[str]]:
+    """What each side of a two-sided comparison says of itself: "the iOS phased release take compared with
+    the Android staged rollout" -> iOS: phased release take; Android: staged rollout. Words before the first
+    side are asked of both; none when the sides are only joined ("X and Y")."""
+    spans = name_spans(question, sides)
+    if len(spans) != 2:
+        return {}
+    (_s1, e1, n1), (s2, e2, n2) = spans
+    between = question[e1:s2]
+    cut = _SIDE_BREAK.search(between)
+    if not cut:
+        return {}
+    # "Gold dealers ... compared with Silver ones": "ones" stands for the first side's words, shared
+    first, second = terms(between[: cut.start()]), terms(_PRO_FORM.sub(" ", question[e2:]))
+    if not first or not second:
+        return {}
+    return {n1: first, n2: second}
+
+
+_PRO_FORM = re.compile(r"\b(?:ones?|those|that)\b", re.I)

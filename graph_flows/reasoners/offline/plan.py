@@ -14,11 +14,13 @@ from graph_flows.reasoners.offline.language import (
     COMPARISON,
     QUOTED,
     comparison_sides,
+    distributed,
     followup_question,
     implied_terms,
     is_followup,
     pick_words,
     question_parts,
+    side_words,
     words_for,
 )
 from graph_flows.state import Aspect, TurnRecord
@@ -52,23 +54,37 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
     keys = TICKET_KEY.findall(effective)
     quoted = QUOTED.findall(q)
     names = lexicon.names_in(effective)
-    entities = dedupe([*keys, *quoted, *names])
+    spelled, shared = distributed(effective, names, lexicon)  # "the Android and iOS crash triage"
+    entities = dedupe([*keys, *quoted, *shared, *names])
     kind = answer_type(q)
     if followup_of is not None and (kind == "thing" or edit == "entity"):
         kind = answer_type(effective)
-    sides = comparison_sides(q if followup_of is None else effective, entities)
+    sides = comparison_sides(distributed(q, names, lexicon)[0] if followup_of is None else spelled, entities)
     aspects: list[Aspect]
     if sides:
         side_terms = {t for side in sides for t in terms(side)}
         # "differ", "compare", "later", "first": how the sides are weighed, not what is asked of each
         operators = set(terms(" ".join([*COMPARISON.findall(q), *pick_words(q)])))
-        relation = [t for t in question_terms(effective) if t not in side_terms and t not in operators]
+        # "the iOS phased release ... compared with the Android staged rollout": each side's own words
+        asked_terms = set(question_terms(effective))
+        own = {
+            side: [t for t in words if t in asked_terms]
+            for side, words in side_words(spelled if followup_of is None else effective, sides).items()
+        }
+        if not all(own.values()):
+            own = {}  # one side says nothing of its own: every word is asked of both
+        owned = {t for words in own.values() for t in words}
+        relation = [
+            t
+            for t in question_terms(effective)
+            if t not in side_terms and t not in operators and t not in owned
+        ]
         relation += [t for t in implied_terms(q) if t not in relation]  # "younger" asks for a birth date
         aspects = [
             {
                 "id": f"a{i + 1}",
-                "text": f"{side} {' '.join(words_for(effective, relation))}".strip(),
-                "terms": dedupe([*terms(side), *relation]),
+                "text": f"{side} {' '.join(words_for(effective, [*own.get(side, []), *relation]))}".strip(),
+                "terms": dedupe([*terms(side), *own.get(side, []), *relation]),
                 "entities": [side],
             }
             for i, side in enumerate(sides)

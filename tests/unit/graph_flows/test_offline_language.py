@@ -34,11 +34,13 @@ from graph_flows.reasoners.offline.language import (
     asked_head,
     comparison_sides,
     constraint_words,
+    distributed,
     followup_question,
     is_followup,
     pick_direction,
     qualifiers,
     question_parts,
+    side_words,
 )
 from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
@@ -354,6 +356,7 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
     [
         ("how many desks does the Leeds office have?", ["desk", "leed", "offic"]),
         ("how long is the cooling-off period?", ["cool", "period"]),
+        ("how long does the kiln firing take?", ["kiln", "fire"]),  # the verb of a duration is its form
         ("at what invoice amount does the CFO sign?", ["invoic", "cfo", "sign"]),
         # a measure adjective asks for the dimension pages name
         ("how loud is the F5 compressor?", ["nois", "f5", "compressor"]),
@@ -738,3 +741,44 @@ def test_each_question_of_a_message_is_its_own_aspect_with_its_own_answer_type()
     assert [a.get("answer_type") for a in proposal.aspects] == ["person", "date"]
     assert "refund" in proposal.aspects[1]["terms"]  # "it" is read with the first question
     assert len(plan("who signs off a refund?", [], Lexicon([])).aspects) == 1
+
+
+def test_two_things_sharing_one_names_tail_are_both_named() -> None:
+    lexicon = Lexicon(["Leeds Boiler Service", "York Boiler Service"])
+    question = "how do the York and Leeds boiler service visits differ?"
+    spelled, found = distributed(question, lexicon.names_in(question), lexicon)
+    assert found == ["York Boiler Service"]
+    assert "York Boiler Service and Leeds boiler service" in spelled
+    proposal = plan(question, [], lexicon)
+    assert proposal.comparison
+    assert [a["entities"] for a in proposal.aspects] == [["York Boiler Service"], ["Leeds Boiler Service"]]
+    # no such page: nothing is made up
+    assert (
+        distributed(
+            "how do the Hull and Leeds boiler service visits differ?", ["Leeds Boiler Service"], lexicon
+        )[1]
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "sides", "words"),
+    [
+        (
+            "how long does the Leeds kiln firing take compared with the York glaze cure?",
+            ["Leeds", "York"],
+            {"Leeds": ["kiln", "fire", "take"], "York": ["glaze", "cure"]},
+        ),
+        # "ones" stands for the first side's words: both sides are asked them
+        ("how fast do Gold members get a reply compared with Silver ones?", ["Gold", "Silver"], {}),
+        ("is Leeds bigger than York?", ["Leeds", "York"], {}),
+    ],
+)
+def test_each_side_of_a_comparison_keeps_its_own_words(
+    question: str, sides: list[str], words: dict[str, list[str]]
+) -> None:
+    assert side_words(question, sides) == words
+
+
+def test_ios_is_a_name_word() -> None:
+    assert comparison_sides("how do iOS and Android crash triage differ?", []) == ["iOS", "Android"]
