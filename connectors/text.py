@@ -101,6 +101,7 @@ STOPWORDS = frozenset(
         "our",
         "ours",
         "ourselves",
+        "us",
         "out",
         "over",
         "own",
