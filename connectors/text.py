@@ -285,6 +285,15 @@ def comment_text(author: str | None, created: object, body: str) -> str:
     return f"Comment by {author or 'someone'} on {when}: {body.strip()}"
 
 
+_COMMENT_HEADER = re.compile(r"^Comment by \S+ on (?:\d{4}-\d{2}-\d{2}|an unknown date): ")
+
+
+def comment_body(text: str) -> str:
+    """What a comment says, without who wrote it when (`comment_text`'s header): its date is not a value it
+    states."""
+    return _COMMENT_HEADER.sub("", text, count=1)
+
+
 def join_comments(body: str, comments: Iterable[str]) -> str:
     """A ticket's text: the body, then each comment behind COMMENT_SEPARATOR (see `split_comments`)."""
     return COMMENT_SEPARATOR.join([body.strip(), *(c for c in comments if c.strip())])

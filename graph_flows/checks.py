@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from typing import Any
 
-from connectors.text import normalise, tokens
+from connectors.text import comment_body, normalise, tokens
 from graph_flows.reading import (
     MONTHS,
     corrected,
@@ -87,7 +87,7 @@ def find_conflicts(
         if own is None:
             continue
         own_terms = _fact_terms(sentence.text)
-        own_values = values(sentence.text)
+        own_values = values(comment_body(sentence.text))
         if not own_values or len(own_terms) < 2:
             continue
         for other in pool:
@@ -166,10 +166,11 @@ def _contradiction(
         other_terms = _fact_terms(candidate)
         shared = own_terms & other_terms
         overlap = len(shared) / max(1, min(len(own_terms), len(other_terms)))
-        other_values = values(candidate)
+        other_values = values(comment_body(candidate))
         kinds = {value_kind(v) for v in own_values} & {value_kind(v) for v in other_values}
-        # "95 km, not the 110 km on the datasheet": a statement correcting the very value the other states
-        corrects = bool(fixed & other_values) and len(shared) >= 1
+        # "95 km, not the 110 km on the datasheet": a statement correcting the very value the other states,
+        # either way round ("now 14 weeks, not 10 weeks" under a page that says 10 weeks)
+        corrects = bool(fixed & other_values or corrected(candidate) & own_values) and len(shared) >= 1
         same_fact = (
             (overlap >= need and len(shared) >= shared_min)
             or corrects

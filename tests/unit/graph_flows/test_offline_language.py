@@ -782,3 +782,23 @@ def test_each_side_of_a_comparison_keeps_its_own_words(
 
 def test_ios_is_a_name_word() -> None:
     assert comparison_sides("how do iOS and Android crash triage differ?", []) == ["iOS", "Android"]
+
+
+def test_a_later_comment_correcting_the_stated_value_is_a_conflict() -> None:
+    page = _evidence(
+        "E1",
+        "d:vendor",
+        "Harlow Glassworks",
+        "Logistics: usual delivery time: 6 weeks to Leeds.",
+        "2025-09-01",
+    )
+    comment = _evidence(
+        "E2",
+        "d:ticket",
+        "OPS-9: Glass order late",
+        "Comment by ann@x.io on 2026-02-02: Harlow says their delivery time is now 9 weeks, not 6 weeks, until spring.",
+        "2026-02-02",
+    )
+    cited = [ComposedSentence(text=page["text"], cites=["E1"], aspect="a1")]
+    (conflict,) = find_conflicts(cited, [page, comment])  # type: ignore[arg-type]
+    assert [s["value"] for s in conflict["sides"]] == ["9 weeks", "6 weeks"]
