@@ -376,6 +376,14 @@ def answer_type(question: str) -> str:
         return "number"
     if re.search(r"\bwhat (?:\w+ )?(?:amount|sum|percentage)\b", q):
         return "number"
+    # "what mileage rate do I get", "what discount does a reseller get": the asked value before the verb
+    if re.search(
+        r"\bwhat (?:(?!(?:if|the|a|an|to|of|when|happens?)\b)[\w'’-]+ ){0,2}?(?:limit|threshold|rate|cost|price|"
+        r"budget|allowance|cap|fee|salary|discount|amount|number|size|count)s? (?:do|does|did|will|would|can|"
+        r"should|applies|apply)\b",
+        q,
+    ):
+        return "money" if re.search(r"\b(?:cost|price|fee|salary)s? \w+\b", q) else "number"
     if re.search(r"\bhow (?:long|often|soon|far|quickly|fast|big|large|old|loud|heavy|tall|wide)\b", q):
         return "number"  # a duration, a frequency, a measure: answered by a quantity
     if re.search(r"\b(where|which (?:country|city|place))\b", head):
@@ -485,7 +493,19 @@ def values(sentence: str) -> set[str]:
         if not _is_identifier(sentence, m) and _has_unit(m.group(0))
     }
     found |= {m.group(0).lower() for m in _DATE.finditer(sentence)}
+    found |= {m.group(0).lower() for m in _DAY_OF_YEAR.finditer(sentence)}  # "lapse on 1 July"
     return found
+
+
+# a day of every year, without one ("1 July", "April 1"): a yearly deadline; a dated day is a _DATE
+_DAY_OF_YEAR = re.compile(
+    r"\b\d{1,2}\s+(?:"
+    + "|".join(MONTHS)
+    + r")\b(?!\s+\d{4})|\b(?:"
+    + "|".join(MONTHS)
+    + r")\s+\d{1,2}\b(?!,?\s+\d{4})",
+    re.IGNORECASE,
+)
 
 
 _CORRECTION = re.compile(
@@ -517,7 +537,7 @@ def value_kind(value: str) -> str:
         return "percent"
     if re.search(r"(days?|hours?|minutes?|weeks?|months?|years?|ms|s|h)$", value):
         return "duration"
-    if _DATE.fullmatch(value):
+    if _DATE.fullmatch(value) or _DAY_OF_YEAR.fullmatch(value):
         return "date"
     return "number"
 

@@ -90,6 +90,10 @@ class Lexicon:
         ("how long do refunds take to clear?", "number"),
         ("how often is the fire alarm tested?", "number"),
         ("above what order amount is a second signature needed?", "number"),
+        # the asked value before the verb, without "is"
+        ("what tipping rate do couriers get?", "number"),
+        ("what fee does a late return cost?", "money"),
+        ("what happens if the fee is late?", "thing"),
     ],
 )
 def test_answer_type(question: str, kind: str) -> None:
@@ -296,6 +300,8 @@ def test_a_row_is_quoted_with_the_asked_columns_only() -> None:
         ("weighs 152 kg empty", {"152 kg"}),
         ("top speed 1.8 m/s", {"1.8 m/s"}),
         ("ENG-142 fixed it on the P3 in 2026", set()),
+        ("unused days lapse on 1 July", {"1 july"}),  # a day of every year is a value
+        ("moved on March 3, 2026", {"march 3, 2026"}),
     ],
 )
 def test_values(text: str, found: set[str]) -> None:
