@@ -461,7 +461,9 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
 # Nouns that name the type of the answer, not a thing a page must say: "the date of birth", "the place of
 # death", "the price": a sentence holding a date, a capitalised place, an amount of money shows them.
 TYPE_NOUNS = {
-    **dict.fromkeys(["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai"], "money"),
+    **dict.fromkeys(
+        ["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai", "monei", "cash"], "money"
+    ),
     **dict.fromkeys(["date", "year", "birthdai"], "date"),
     "place": "place",
     "rate": "rate",
@@ -527,6 +529,21 @@ def corrected(sentence: str) -> set[str]:
         if first:
             out.add(first)
     return out
+
+
+_HOW_LONG_AGO = re.compile(
+    r"\bhow long\b(?!\s+ago\b)(?!\s+(?:is|are)\s+(?:the|a|an)\s+\w+\s*\?)", re.IGNORECASE
+)
+
+
+def asks_duration(question: str) -> bool:
+    """ "how long did it take", "how long do we keep": a span of time is asked (not "how long is the cable?")."""
+    return bool(_HOW_LONG_AGO.search(question))
+
+
+def states_duration(sentence: str) -> bool:
+    """The sentence holds a span of time: "9 hours", "three months", "5 business days"."""
+    return bool(_WORD_QUANTITY.search(sentence)) or any(value_kind(v) == "duration" for v in values(sentence))
 
 
 def value_kind(value: str) -> str:

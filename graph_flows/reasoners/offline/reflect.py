@@ -25,10 +25,12 @@ from graph_flows.reading import (
     UNIT_SEPARATOR,
     Unit,
     addresses_assistant,
+    asks_duration,
     has_answer_shape,
     holds,
     precise_date,
     shows_type,
+    states_duration,
     term_set,
     terms,
     units,
@@ -163,6 +165,17 @@ def reflect(
         ):
             established[aspect["id"]] = best_chain
             continue
+        meant = None
+        if (
+            not aspect["entities"]
+            and not plan.get("comparison")
+            and not (best_chain and best_cov >= w.ESTABLISHED)
+        ):
+            meant = by_meaning(readings, kind, head, where, constraints, asked)
+        if meant is not None:
+            established[aspect["id"]] = [meant]
+            notes.append(f"{aspect['id']}: established by meaning: {meant}")
+            continue
         if best_chain and best_cov >= w.ESTABLISHED:
             # One passage answers, but the sentence that answers names someone else we have not read: the
             # answer may be theirs ("...resigned to lobby for the Boston Beer Company": when was *it*
@@ -203,6 +216,46 @@ def reflect(
         queries=queries,
         notes=notes,
     )
+
+
+def by_meaning(
+    readings: dict[str, Reading],
+    kind: str,
+    head: Sequence[str],
+    where: Sequence[str],
+    constraints: Sequence[str],
+    asked: str,
+) -> str | None:
+    """A question in words no page uses ("money for kitting out my home workspace") is answered by the unit
+    closest to it in meaning when that unit is clearly closer than any other document's, has the answer's
+    shape, and names what the question asks a value of and where."""
+    read = sorted((r for r in readings.values() if r.dense_best is not None), key=lambda r: -r.unit_dense)
+    if not read or read[0].unit_dense < w.MEANING_ALONE:
+        return None
+    top = read[0]
+    unit = top.dense_best
+    assert unit is not None
+    rival = next((r.unit_dense for r in read[1:] if r.evidence["doc_id"] != top.evidence["doc_id"]), 0.0)
+    if top.unit_dense - rival < w.MEANING_MARGIN:
+        return None
+    if kind in TYPED_KINDS and not has_answer_shape(unit.text, kind):
+        return None
+    if asks_duration(asked) and not states_duration(unit.text):
+        return None  # "how long was it visible?" is not answered by "300 requests/min"
+    if len(tokens(unit.text)) < w.STATEMENT_WORDS:
+        return None
+    e = top.evidence
+    around = f"{unit.text} {unit.heading} {e['title']}"
+    said = term_set(around)
+    # closeness in meaning never stands in for the asked noun, a place or year, or a name or code: those
+    # must be where the unit is ("parental leave" is not "a leave of absence"; the P3's row is not the P2's)
+    if not all(word in tokens(around) or word in around for word in where):
+        return None
+    if not all(holds(said, t) or shows_type(unit.text, t) for t in head):
+        return None
+    if constraints and not _grounded(constraints, [e["id"]], {e["id"]: e}, replace(top, best=unit.text)):
+        return None
+    return e["id"]
 
 
 def aspect_kind(plan: dict[str, Any], aspect: dict[str, Any]) -> str:

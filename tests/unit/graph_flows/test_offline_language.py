@@ -808,3 +808,58 @@ def test_a_later_comment_correcting_the_stated_value_is_a_conflict() -> None:
     cited = [ComposedSentence(text=page["text"], cites=["E1"], aspect="a1")]
     (conflict,) = find_conflicts(cited, [page, comment])  # type: ignore[arg-type]
     assert [s["value"] for s in conflict["sides"]] == ["9 weeks", "6 weeks"]
+
+
+class _Meaning(Lexicon):
+    """Sentences are as close to the question as `close` says (by a phrase they hold); the rest are far."""
+
+    def __init__(self, close: dict[str, float]) -> None:
+        super().__init__([])
+        self.close = close
+
+    def idf(self, term: str) -> float:
+        return 3.0
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        return [next((v for k, v in self.close.items() if k in t), 0.1) for t in texts]
+
+
+def _ask(question: str, pages: dict[str, str], close: dict[str, float]) -> dict[str, list[str]]:
+    evidence = [
+        {"id": f"E{i}", "doc_id": f"d{i}", "title": title, "text": text, "dense": 0.4}
+        for i, (title, text) in enumerate(pages.items(), 1)
+    ]
+    plan = {
+        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    return reflect(plan, evidence, _Meaning(close), max_seeds=3).established  # type: ignore[arg-type]
+
+
+HANDBOOK = {
+    "Home Working": "# Home Working\n\nA one-off desk and chair grant of £400 is paid with your first salary.",
+    "Travel": "# Travel\n\nTrain tickets are booked through the travel desk at least a week ahead.",
+}
+
+
+def test_a_question_in_other_words_is_answered_by_the_unit_clearly_closest_in_meaning() -> None:
+    question = "is there cash for kitting out my spare room as an office?"
+    assert _ask(question, HANDBOOK, {"grant of": 0.56}) == {"a1": ["E1"]}
+    # not close enough, or another document nearly as close: no answer by meaning alone
+    assert _ask(question, HANDBOOK, {"grant of": 0.45}) == {}
+    assert _ask(question, HANDBOOK, {"grant of": 0.56, "travel desk": 0.55}) == {}
+
+
+def test_meaning_never_stands_in_for_the_asked_noun_a_place_or_a_span_of_time() -> None:
+    # "parental leave" is not what the close unit names
+    pages = {"Leave": "# Leave\n\nA sabbatical may last for at most three months in any two years."}
+    assert _ask("how many weeks of parental leave do we offer?", pages, {"sabbatical": 0.6}) == {}
+    # a place the question narrows to must be where the unit is
+    pages = {"Meals": "# Meals\n\nCountry: France · Daily meal rate: €40"}
+    assert _ask("what daily food money do I get in Spain?", pages, {"France": 0.6}) == {}
+    # "how long" is answered by a span of time, not a rate
+    pages = {
+        "Gateway": "# Gateway\n\nThe public gateway serves partners. Default limit: 300 requests/min per key."
+    }
+    assert _ask("how long was the leaked gateway key visible?", pages, {"gateway serves": 0.6}) == {}
