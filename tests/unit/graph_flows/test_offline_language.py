@@ -374,6 +374,7 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("you’re sure the kiln can't run overnight?", ["sure", "kiln", "run", "overnight"]),
         # a clipping and its long word are one term; a word that merely starts alike is not
         ("which board revision failed?", ["board", "rev", "fail"]),
+        ("who owns the kiln, and who made it?", ["own", "kiln", "make"]),  # "Owner:", "maker" say the same
         ("when will they revisit the specification?", ["revisit", "spec"]),
     ],
 )
