@@ -328,6 +328,19 @@ def implied_terms(question: str) -> list[str]:
     return ["birth"] if _AGE.search(question) else []
 
 
+_BY_TIME = re.compile(
+    r"\b(first|earlier|earliest|before|sooner|older|oldest|later|last|latest|after|newer|newest|younger|"
+    r"youngest|more recent(?:ly)?|most recent(?:ly)?)\b",
+    re.I,
+)
+
+
+def picks_by_time(question: str) -> bool:
+    """A comparison that picks by when ("which came out first", "who was born later"): each side's date is
+    what is compared, so a date in its passage says the event ("a 1997 film" says when it came out)."""
+    return bool(_BY_TIME.search(question))
+
+
 def pick_direction(question: str) -> str | None:
     """ "low" when the question asks for the first/smaller side, "high" for the later/larger one."""
     low, high = _PICK_LOW.search(question), _PICK_HIGH.search(question)

@@ -41,6 +41,7 @@ from graph_flows.reasoners.offline.language import (
     VERSION,
     asked_head,
     constraint_words,
+    picks_by_time,
     qualifiers,
     words_for,
 )
@@ -150,6 +151,7 @@ def reflect(
             head,
             where,
             own,
+            bool(plan.get("comparison")) and picks_by_time(asked),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
@@ -495,6 +497,7 @@ def best_chain_for(
     head: Sequence[str] = (),
     where: Sequence[str] = (),
     own: frozenset[str] = frozenset(),
+    dated: bool = False,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -545,6 +548,10 @@ def best_chain_for(
                 for t, v in relation.items()
                 if v >= w.INFORMATIVE * top and t not in found and not shows_type(reading.best, t)
             ]
+            if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
+                # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
+                # such ("born 4 May 1901"), and a film's year is not its director's
+                missing = [t for t in missing if t in _LIFE_EVENTS]
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
             share = sum(v for t, v in relation.items() if t in found) / sum(relation.values())
@@ -590,6 +597,9 @@ def best_chain_for(
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
             best = (chain, coverage, frozenset(covered))
     return best
+
+
+_LIFE_EVENTS = frozenset(["birth", "death"])  # stems: "born", "died" read as these (reading._DERIVATIONS)
 
 
 def focus_row(text: str, focus: Sequence[str]) -> str:

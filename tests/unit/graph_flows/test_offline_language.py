@@ -864,3 +864,33 @@ def test_meaning_never_stands_in_for_the_asked_noun_a_place_or_a_span_of_time() 
         "Gateway": "# Gateway\n\nThe public gateway serves partners. Default limit: 300 requests/min per key."
     }
     assert _ask("how long was the leaked gateway key visible?", pages, {"gateway serves": 0.6}) == {}
+
+
+class _Seen(Lexicon):
+    """Every word of the question is used by some page (none is a turn of phrase to drop)."""
+
+    def idf(self, term: str) -> float:
+        return 6.0 if term == "\x00" else 2.0
+
+
+def _sides(question: str, pages: dict[str, str]) -> dict[str, list[str]]:
+    evidence = [
+        {"id": f"E{i}", "doc_id": f"d{i}", "title": title, "text": text, "dense": 0.5}
+        for i, (title, text) in enumerate(pages.items(), 1)
+    ]
+    lexicon = _Seen(list(pages))
+    proposal = plan(question, [], lexicon)
+    return reflect(proposal.__dict__, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+
+
+def test_a_pick_by_time_reads_each_sides_date_as_the_event() -> None:
+    pages = {
+        "Harbour Lights": "Harbour Lights is a 1951 drama film directed by Ana Ruiz.",
+        "Cold Front": "Cold Front is a 1948 comedy film directed by Ben Ode.",
+    }
+    assert _sides("Which film was released first, Harbour Lights or Cold Front?", pages) == {
+        "a1": ["E1"],
+        "a2": ["E2"],
+    }
+    # a birth or a death is said as such: a film's year is not its director's death
+    assert _sides("Which film has the director who died first, Harbour Lights or Cold Front?", pages) == {}
