@@ -116,8 +116,19 @@ def terms(text: str) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def term_set(text: str) -> frozenset[str]:
-    """Cached: the reasoner reads the same sentences against every aspect, every round."""
-    return frozenset(terms(text))
+    """Cached: the reasoner reads the same sentences against every aspect, every round. A life span after a
+    name ("Guiomar Novaes (February 28, 1895 - March 7, 1979)") says a birth and a death."""
+    found = frozenset(terms(text))
+    return found | _LIFE_EVENTS if _LIFESPAN.search(text) else found
+
+
+# "(28 February 1895 – 7 March 1979)", "(1702 – 12 October 1768)": two dates joined by a dash in brackets
+# right after a name; a quarter or a fiscal range ("Sales (Q1 2025 – Q2 2026)") is no life
+_LIFESPAN = re.compile(
+    r"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?\b(?:1[0-9]|20)\d\d\b[^()]*?[-–—]\s*[^()]*?"
+    r"\b(?:1[0-9]|20)\d\d\b[^()]*\)"
+)
+_LIFE_EVENTS = frozenset(["birth", "death"])
 
 
 # "how many", "how long", "what amount of": the question's form says what kind of answer it wants (the answer

@@ -894,3 +894,16 @@ def test_a_pick_by_time_reads_each_sides_date_as_the_event() -> None:
     }
     # a birth or a death is said as such: a film's year is not its director's death
     assert _sides("Which film has the director who died first, Harbour Lights or Cold Front?", pages) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", True),
+        ("Ines Vale( 1901–1977) was a painter.", True),
+        ("The audit (2024 - 2025 budget) is closed.", False),  # no name before it
+        ("Sales (Q1 2025 – Q2 2026) rose.", False),  # quarters are no life
+    ],
+)
+def test_a_life_span_after_a_name_says_a_birth_and_a_death(text: str, says: bool) -> None:
+    assert ({"birth", "death"} <= term_set(text)) is says
