@@ -453,6 +453,13 @@ QUANTITY_KINDS = frozenset(["date", "number", "money"])  # answered only by a da
 TYPED_KINDS = QUANTITY_KINDS | {"person", "place"}  # answered by a span of a known type
 
 
+_PLACE = re.compile(
+    r"\b(?:in|at|near|from|to|of|outside)\s+(?:the\s+)?[A-Z][\w'’-]+|"
+    r"\b[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)\b(?=\s+[a-z])|"
+    r"\b(?i:location|city|country|site|address|hq|headquarters|based|office|region)\s*:\s*[A-Z]"
+)
+
+
 def has_answer_shape(sentence: str, kind: str) -> bool:
     """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement)."""
     if kind == "date":
@@ -468,7 +475,11 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
         )
     if kind == "explanation":
         return bool(_CAUSAL.search(sentence))
-    if kind in {"person", "place"}:
+    if kind == "place":
+        # a place is named after "in", "at", "near", "from" ("born in Tupelo"), or by its people ("an English
+        # actor"); any capitalised word would take every name of a person for a place
+        return bool(_PLACE.search(sentence))
+    if kind == "person":
         return bool(re.search(r"(?<![.!?]\s)\b[A-Z][a-z]+", sentence[1:]))
     return True
 

@@ -574,7 +574,9 @@ def best_chain_for(
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
         # a row's value is the asked column's, not a sibling's; its column names are no value ("Fen 9: n/a")
-        answer = row_values(focus_row(reading.best, constraints))
+        # (a place is named by its column: "Location: Shenzhen" keeps its label)
+        answer = focus_row(reading.best, constraints)
+        answer = answer if kind == "place" else row_values(answer)
         if (kind in TYPED_KINDS or kind == "explanation") and not has_answer_shape(answer, kind):
             # a "when" or "how many" the unit holds no date or quantity for is not answered by it
             coverage *= w.SHAPELESS_FACT if kind in QUANTITY_KINDS else w.SHAPE_PENALTY

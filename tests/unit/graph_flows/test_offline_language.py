@@ -404,6 +404,12 @@ def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) 
         ("Refunds clear within three business days.", "number", True),
         ("Refunds clear quickly.", "number", False),
         ("Ask the finance team.", "date", False),
+        # a place follows "in", "at", "from", is named by its people, or by its column
+        ("Ines Vale was born in Tromsø.", "place", True),
+        ("Ines Vale (born 1901) was a Norwegian painter.", "place", True),
+        ("Depot: Leeds · Location: Hunslet, Leeds", "place", True),
+        ("Ines Vale (born 1901) was a painter.", "place", False),  # her name is no place
+        ("We meet in the morning.", "place", False),
     ],
 )
 def test_answer_shapes(sentence: str, kind: str, shaped: bool) -> None:
