@@ -172,6 +172,8 @@ def reflect(
             not aspect["entities"]
             and not plan.get("comparison")
             and not (best_chain and best_cov >= w.ESTABLISHED)
+            # the best reading goes through a bridge: a hop is missing, not a paraphrase
+            and len(best_chain) <= 1
         ):
             meant = by_meaning(readings, kind, head, where, constraints, asked)
         if meant is not None:
