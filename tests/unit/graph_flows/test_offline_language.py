@@ -80,6 +80,8 @@ class Lexicon:
         ("What steps does a dealer follow to return a cracked frame?", "list"),
         ("how do we rotate the signing keys?", "list"),
         ("walk me through the month-end close", "list"),
+        ("how does a courier book a return slot?", "list"),  # a procedure asked of anyone in a role
+        ("how does a heat pump work?", "thing"),
         ("why was the launch pushed back?", "explanation"),
         ("when does the warranty on the Fen 5 end?", "date"),
         ("how much is the mileage allowance?", "number"),
