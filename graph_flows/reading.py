@@ -416,7 +416,7 @@ _LIST_CUE = re.compile(
     r"\b(what(?:'s| is| are) (?:on|in) the \w+(?: \w+)?? ?(?:check ?list|list|steps|procedure|process)|"
     r"(?:check ?list|steps|procedure) (?:for|to|of)|what (?:are|were) the (?:\w+ )?steps|what steps|which steps|"
     r"how (?:do|should|can|would) (?:i|we|you) (?!know\b)\w+|what do (?:i|we|you) (?:need to|have to) do|"
-    r"how (?:do|does|should|can) (?:a|an) \w+ (?!(?:differ|compare|work)\w*\b)\w+|"
+    r"how (?:do|does|should|can) (?:a|an) \w+ (?![^?]*\b(?:differ|compare|work)\w*\b)\w+|"
     r"walk me through|list (?:the|all|every))\b"
 )
 
