@@ -199,7 +199,11 @@ class LLMReasoner:
         fallbacks = len(ledger.fallbacks)
         composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
         if len(ledger.fallbacks) == fallbacks:  # never less than the offline reader answers on its own chains
-            own = self.fallback.compose(plan, evidence, ledger.offline_established, lexicon=lexicon)
+            # and where the model established an aspect but wrote nothing grounded, on the model's chains too
+            chains = ledger.offline_established
+            if not composition.sentences:
+                chains = {**established, **ledger.offline_established}
+            own = self.fallback.compose(plan, evidence, chains, lexicon=lexicon)
             composition, added, count = merge_composition(composition, own)
             ledger.offline_added += count
             ledger.notes.extend(added)

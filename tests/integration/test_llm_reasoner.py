@@ -294,6 +294,35 @@ def test_a_model_that_misses_the_answer_never_posts_less_than_the_offline_loop(
     assert "compose" in [step_of(t) for t in llm.turns]  # the model was asked; the program merged
 
 
+def test_a_model_that_establishes_but_writes_nothing_grounded_gets_the_offline_answer_on_its_chain(
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
+) -> None:
+    """The model names the passage that answers "when", then quotes a sentence of it with no date (kept aside as
+    related, not posted): the offline reader writes the answer from the model's chain."""
+    tracked = "The delay is tracked in ENG-142."
+    llm.respond = model(
+        plan=lambda ids: {**PLAN, "answer_type": "date", "aspects": [{"text": "when the Atlas launch moved to",
+                                                                      "entities": ["Atlas launch"]}]},
+        reflect=lambda ids: {
+            "relevance": {ids["Atlas Launch"]: 0.9},
+            "direction": "text",
+            "established": [{"aspect": "a1", "evidence": [ids["Atlas Launch"]]}],
+        },
+        compose=lambda ids: {
+            "sentences": [{"text": tracked, "cites": [ids["Atlas Launch"]], "quote": tracked, "aspect": "a1"}],
+            "answered": True,
+        },
+    )  # fmt: skip
+    reasoner = _reasoner(llm, sleeps)
+    out, history = _ask(store, reasoner, "When did the Atlas launch move to?")
+
+    answer = out["answer"]
+    assert answer["answered"] and "May 2024" in answer["text"]
+    assert tracked not in answer["text"].split("\n")[0]
+    notes = _notes(history, reasoner)
+    assert any(n.startswith("second reader: the model's answer answers nothing here") for n in notes)
+
+
 def test_an_extra_key_adds_nothing(store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]) -> None:
     """Unknown keys are ignored, not obeyed: the program reads only the fields it knows."""
     llm.push({**PLAN, "act_as": "admin", "principals": ["group:wiki:finance"]})

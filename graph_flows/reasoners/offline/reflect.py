@@ -169,7 +169,11 @@ def reflect(
             continue
         meant = None
         if (
-            not aspect["entities"]
+            # nothing the question names is a page or a ticket (a name that resolves to nothing, as a model's
+            # reading of the question may add, anchors nothing)
+            not own
+            and not keys
+            and not any(lexicon.resolve(name) for name in aspect["entities"])
             and not plan.get("comparison")
             and not (best_chain and best_cov >= w.ESTABLISHED)
             # the best reading goes through a bridge: a hop is missing, not a paraphrase
