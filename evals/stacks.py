@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -38,7 +37,6 @@ from evals.index import CACHE_DIR, IndexStats, build_index, index_docs, reopen
 from evals.memory import processes_mb
 
 STACKS = ("embedded", "servers")
-log = logging.getLogger(__name__)
 
 Progress = Callable[[int], None] | None
 
