@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 
 from connectors.base import SourceDoc
 from connectors.database import make_engine, postgres_driver
@@ -107,7 +108,8 @@ class ServerPlace:
         )
         self.engines.append(make_engine(self.database_url))
         store = KnowledgeStore(self.engines[-1], vectors)
-        return store, index_docs(store, docs, progress=progress, path=self.database_url)
+        where = make_url(self.database_url).render_as_string(hide_password=True)
+        return store, index_docs(store, docs, progress=progress, path=where)
 
     def disk_mb(self) -> float:
         """The PostgreSQL database's size, plus the Chroma server's folder when it is ours (a company's
