@@ -743,13 +743,39 @@ def bench(
         str | None,
         typer.Option("--scale", help="Instead: synthetic corpora of these sizes, e.g. 1000,10000,100000"),
     ] = None,
+    stack: Annotated[
+        str,
+        typer.Option(
+            "--stack",
+            help="With --scale: embedded (SQLite + embedded Chroma) or servers (PostgreSQL + a Chroma server; "
+            "local ones in a temporary folder unless --database-url and --chroma-url name running ones)",
+        ),
+    ] = "embedded",
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url", help="With --stack servers: a PostgreSQL database (role with CREATEDB)"
+        ),
+    ] = None,
+    chroma_url: Annotated[
+        str | None, typer.Option("--chroma-url", help="With --stack servers: a Chroma server")
+    ] = None,
     verbose: Verbose = False,
 ) -> None:
     """Multi-hop retrieval benchmark (and the acme eval): recall, answer-in-evidence, latency, memory."""
     from datetime import UTC, datetime
 
     if scale:
-        _bench_scale(scale, modes, embedder, data_dir, as_json)
+        _bench_scale(
+            scale,
+            modes,
+            embedder,
+            data_dir,
+            as_json,
+            kind=stack,
+            database_url=database_url,
+            chroma_url=chroma_url,
+        )
         return
     if slack:
         from bot.bench_slack import bench_slack_ack
@@ -813,11 +839,21 @@ def bench(
 
 
 def _bench_scale(
-    sizes: str, modes: list[str] | None, embedder: str, data_dir: Path | None, as_json: bool
+    sizes: str,
+    modes: list[str] | None,
+    embedder: str,
+    data_dir: Path | None,
+    as_json: bool,
+    *,
+    kind: str = "embedded",
+    database_url: str | None = None,
+    chroma_url: str | None = None,
 ) -> None:
+    """The Chroma server's token, if it needs one, comes from the settings (SLEUTH_CHROMA_TOKEN)."""
     from bot.settings import Settings
     from evals.report import progress_bars
     from evals.scale import DEFAULT_MODE, run_scale
+    from evals.stacks import make_stack
     from evals.suite import bench_embedder, split_names
 
     try:
@@ -825,11 +861,24 @@ def _bench_scale(
     except ValueError as exc:
         raise typer.BadParameter(f"--scale takes sizes like 1000,10000: {exc}") from exc
     mode = (split_names(modes) or [DEFAULT_MODE])[0]
-    root = data_dir or Settings().data_dir
+    settings = Settings()
+    root = data_dir or settings.data_dir
+    try:
+        where = make_stack(
+            kind,
+            root,
+            database_url=database_url,
+            chroma_url=chroma_url,
+            chroma_token=settings.chroma_token.get_secret_value() if settings.chroma_token else None,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
     shown = Console(stderr=True) if as_json else console
     with progress_bars(shown) as tracker:
-        rows = run_scale(numbers, bench_embedder(embedder, root), root, mode=mode, tracker=tracker)
-    table = Table(title=f"sleuth bench --scale ({embedder}, {mode})")
+        rows = run_scale(
+            numbers, bench_embedder(embedder, root), root, mode=mode, tracker=tracker, stack=where
+        )
+    table = Table(title=f"sleuth bench --scale ({embedder}, {mode}, {where.name})")
     columns = (
         "passages",
         "index_pps",
@@ -840,6 +889,7 @@ def _bench_scale(
         "p50_cpu_two_hop_ms",
         "recall_at_5",
         "peak_rss_mb",
+        *(("servers_peak_mb",) if kind == "servers" else ()),
         "disk_mb",
     )
     for column in columns:

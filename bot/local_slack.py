@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from bot.server import EVENTS_PATH, SlackBot
 from bot.socket_mode import socket_mode_handler
 from bot.testing.http_server import serve_asgi
 from bot.testing.slack_emulator import SlackEmulator
+from connectors.local_servers import free_port
 
 LOCAL_SIGNING_SECRET = "51e07b0a7c0d4f6e9a8b3c2d1e0f4a5b"  # the format of a real one (32 hex)
 SOCKET_PING_S = 1.0  # a dropped connection is noticed within about this long
@@ -92,13 +92,6 @@ def local_bot(
             bot.receipts.close()
             bot.pool.stop()
             bot.status.close()
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1 for a local server (the emulator, `sleuth serve`, a test's)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

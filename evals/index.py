@@ -87,6 +87,20 @@ def build_index(
     if folder.exists():
         shutil.rmtree(folder)
     store = open_store(folder, embedder)
+    stats = index_docs(store, docs, progress=progress, path=str(folder))
+    marker = folder / MARKER
+    marker.write_text(json.dumps({k: v for k, v in asdict(stats).items() if k != "cached"}), encoding="utf-8")
+    return store, stats
+
+
+def index_docs(
+    store: KnowledgeStore,
+    docs: Sequence[SourceDoc],
+    *,
+    progress: Callable[[int], None] | None = None,
+    path: str = "",
+) -> IndexStats:
+    """Writes `docs` into an empty store in upsert batches, then mines mentions; timed, memory sampled."""
     chunks = 0
     with RssSampler() as rss:
         started = time.perf_counter()
@@ -97,7 +111,7 @@ def build_index(
                 progress(len(batch))
         edges = store.relink_mentions(None)
         seconds = time.perf_counter() - started
-    stats = IndexStats(
+    return IndexStats(
         passages=len(docs),
         chunks=chunks,
         edges=edges,
@@ -105,8 +119,5 @@ def build_index(
         passages_per_s=round(len(docs) / seconds, 1) if seconds > 0 else 0.0,
         peak_rss_mb=round(rss.peak_mb, 1),
         cached=False,
-        path=str(folder),
+        path=path,
     )
-    marker = folder / MARKER
-    marker.write_text(json.dumps({k: v for k, v in asdict(stats).items() if k != "cached"}), encoding="utf-8")
-    return store, stats

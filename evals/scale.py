@@ -5,6 +5,9 @@ gives the same documents on every machine), indexed once into `<data dir>/bench-
 later runs. Questions are planted in it with their gold documents: one-hop (a service's port, a ticket's root
 cause) and two-hop (the team or region of the service a ticket is about). Per size the report gives index
 passages/s, question p50/p95 in one retrieval mode, recall@5 on the planted questions, peak RSS and disk use.
+
+On the server stack (`evals.stacks.ServerStack`: PostgreSQL and a Chroma server) each size is built afresh in
+databases of its own, dropped afterwards; the servers' own memory is reported beside the bench process's.
 """
 
 from __future__ import annotations
@@ -22,18 +25,20 @@ from typing import Any
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal
 from connectors.knowledge.embedding import Embedder
 from connectors.knowledge.store import INDEX_FORMAT
-from evals.index import CACHE_DIR, build_index, reopen
+from evals.index import CACHE_DIR
 from evals.loaders import Question
 from evals.memory import RssSampler
 from evals.metrics import mean, percentile, recall_at
 from evals.modes import ModeRunner
 from evals.runner import Tracker, no_tracker
+from evals.stacks import EmbeddedStack, Place, Stack
 
 SOURCE = "scale"
 GENERATOR_VERSION = 1  # bump when the generated corpus changes: cached scale indexes rebuild
 DEFAULT_MODE = "loop-graph"
 QUESTIONS_PER_SIZE = 40  # the same count at every size, so latencies compare like with like
 RECALL_K = 5
+SERVER_SAMPLE_EVERY_S = 0.5  # reading PSS walks each server process's memory map: not ten times a second
 RESTRICTED = group_principal(SOURCE, "eng")  # a fifth of the documents are not public
 PRINCIPALS = frozenset({PUBLIC, RESTRICTED})
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -123,6 +128,8 @@ class ScaleRow:
     index_peak_rss_mb: float
     disk_mb: float
     errors: int = 0
+    stack: str = "embedded"
+    servers_peak_mb: float = 0.0  # the PostgreSQL and Chroma processes the bench started (PSS), else 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -268,10 +275,6 @@ def _plant(
     return out
 
 
-def _disk_mb(folder: Path) -> float:
-    return round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / (1024 * 1024), 1)
-
-
 def scale_folder(data_dir: Path, size: int, embedder: Embedder) -> Path:
     name = f"scale-{size}-g{GENERATOR_VERSION}-{embedder.name}-v{INDEX_FORMAT}"
     return data_dir / CACHE_DIR / "".join(c if c.isalnum() or c in "-_.@" else "_" for c in name)
@@ -285,64 +288,65 @@ def run_scale(
     mode: str = DEFAULT_MODE,
     questions: int = QUESTIONS_PER_SIZE,
     tracker: Tracker = no_tracker,
+    stack: Stack | None = None,
 ) -> list[ScaleRow]:
-    """Builds (or reopens) each size's index and runs its planted questions in `mode`, smallest first."""
+    """Builds (or reopens) each size's index on `stack` (default: embedded, cached in `data_dir`) and runs its
+    planted questions in `mode`, smallest first."""
+    stack = stack or EmbeddedStack(data_dir)
     rows: list[ScaleRow] = []
     for size in sorted(set(sizes)):
-        corpus = synthetic_corpus(size, questions=questions)
-        folder = scale_folder(data_dir, size, embedder)
-        with RssSampler() as rss:
-            opened = reopen(folder, embedder)
-            if opened is None:
-                opened = build_index(folder, corpus.docs, embedder, progress=tracker(f"index {size}", size))
-            store, stats = opened
-            runner = ModeRunner(store)
-            advance = tracker(f"{size} · {mode}", len(corpus.questions))
-            latencies: list[float] = []
-            cpu: list[float] = []
-            cpu_by_hops: dict[int, list[float]] = {1: [], 2: []}
-            recalls: list[float] = []
-            errors = 0
-            for q in corpus.questions:
-                cpu_started = time.process_time()
-                try:
-                    outcome = runner.run(
-                        mode, q.question, principals=PRINCIPALS, thread=f"scale:{size}:{q.id}"
-                    )
-                except Exception:  # a bench is an outer boundary: a broken question is a miss, counted
-                    log.exception("scale question failed", extra={"size": size, "question": q.id})
-                    errors += 1
-                    recalls.append(0.0)
-                else:
-                    latencies.append(outcome.ms)
-                    cpu.append((time.process_time() - cpu_started) * 1000)
-                    cpu_by_hops[min(len(q.gold), 2)].append(cpu[-1])
-                    recalls.append(recall_at(outcome.ranked, q.gold, RECALL_K))
-                advance(1)
-        rows.append(
-            ScaleRow(
-                size=size,
-                passages=stats.passages,
-                chunks=stats.chunks,
-                edges=stats.edges,
-                index_s=stats.seconds,
-                index_pps=stats.passages_per_s,
-                index_cached=stats.cached,
-                mode=mode,
-                questions=len(corpus.questions),
-                p50_ms=round(percentile(latencies, 50), 1),
-                p95_ms=round(percentile(latencies, 95), 1),
-                p50_cpu_ms=round(percentile(cpu, 50), 1),
-                p95_cpu_ms=round(percentile(cpu, 95), 1),
-                p50_cpu_one_hop_ms=round(percentile(cpu_by_hops[1], 50), 1),
-                p50_cpu_two_hop_ms=round(percentile(cpu_by_hops[2], 50), 1),
-                recall_at_5=round(mean(recalls), 4),
-                peak_rss_mb=round(rss.peak_mb, 1),
-                index_peak_rss_mb=stats.peak_rss_mb,
-                disk_mb=_disk_mb(folder),
-                errors=errors,
-            )
-        )
-        del store, runner, opened, corpus
+        with stack.place(scale_folder(data_dir, size, embedder).name, embedder) as place:
+            rows.append(_run_size(place, size, mode, questions, tracker, stack.name))
         gc.collect()  # the next size's peak should not carry this one's store
     return rows
+
+
+def _run_size(place: Place, size: int, mode: str, questions: int, tracker: Tracker, stack: str) -> ScaleRow:
+    corpus = synthetic_corpus(size, questions=questions)
+    with RssSampler() as rss, RssSampler(SERVER_SAMPLE_EVERY_S, measure=place.servers_mb) as servers_rss:
+        store, stats = place.open(corpus.docs, progress=tracker(f"index {size}", size))
+        runner = ModeRunner(store)
+        advance = tracker(f"{size} · {mode}", len(corpus.questions))
+        latencies: list[float] = []
+        cpu: list[float] = []
+        cpu_by_hops: dict[int, list[float]] = {1: [], 2: []}
+        recalls: list[float] = []
+        errors = 0
+        for q in corpus.questions:
+            cpu_started = time.process_time()
+            try:
+                outcome = runner.run(mode, q.question, principals=PRINCIPALS, thread=f"scale:{size}:{q.id}")
+            except Exception:  # a bench is an outer boundary: a broken question is a miss, counted
+                log.exception("scale question failed", extra={"size": size, "question": q.id})
+                errors += 1
+                recalls.append(0.0)
+            else:
+                latencies.append(outcome.ms)
+                cpu.append((time.process_time() - cpu_started) * 1000)
+                cpu_by_hops[min(len(q.gold), 2)].append(cpu[-1])
+                recalls.append(recall_at(outcome.ranked, q.gold, RECALL_K))
+            advance(1)
+    return ScaleRow(
+        size=size,
+        passages=stats.passages,
+        chunks=stats.chunks,
+        edges=stats.edges,
+        index_s=stats.seconds,
+        index_pps=stats.passages_per_s,
+        index_cached=stats.cached,
+        mode=mode,
+        questions=len(corpus.questions),
+        p50_ms=round(percentile(latencies, 50), 1),
+        p95_ms=round(percentile(latencies, 95), 1),
+        p50_cpu_ms=round(percentile(cpu, 50), 1),
+        p95_cpu_ms=round(percentile(cpu, 95), 1),
+        p50_cpu_one_hop_ms=round(percentile(cpu_by_hops[1], 50), 1),
+        p50_cpu_two_hop_ms=round(percentile(cpu_by_hops[2], 50), 1),
+        recall_at_5=round(mean(recalls), 4),
+        peak_rss_mb=round(rss.peak_mb, 1),
+        index_peak_rss_mb=stats.peak_rss_mb,
+        disk_mb=round(place.disk_mb(), 1),
+        errors=errors,
+        stack=stack,
+        servers_peak_mb=round(servers_rss.peak_mb, 1),
+    )

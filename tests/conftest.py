@@ -4,7 +4,6 @@ built through the real store and sync."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +15,8 @@ from sqlalchemy import Engine
 from connectors.knowledge.chunks import ChunkVectors
 from connectors.knowledge.embedder import HashEmbedder
 from connectors.knowledge.store import KnowledgeStore
+from connectors.local_servers import Servers, local_servers
 from connectors.sources.folder import FolderConfig, FolderConnector
-from tests.servers.chroma import ChromaServer
-from tests.servers.postgres import PostgresServer
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
 
@@ -34,30 +32,11 @@ def _config_home(tmp_path_factory: pytest.TempPathFactory) -> None:
 STACKS = ("embedded", "servers")  # SQLite file + embedded Chroma; PostgreSQL + a Chroma server
 
 
-@dataclass
-class Servers:
-    """A real PostgreSQL and a real `chroma run` on 127.0.0.1, shared by the whole session."""
-
-    postgres: PostgresServer
-    chroma: ChromaServer
-
-
 @pytest.fixture(scope="session")
 def servers() -> Iterator[Servers]:
-    root = Path(tempfile.mkdtemp(prefix="sleuth-servers-"))
-    root.chmod(0o755)  # the PostgreSQL cluster belongs to the `postgres` account when tests run as root
-    postgres = PostgresServer(root / "pg").start()
-    try:
-        chroma = ChromaServer(root / "chroma").start()
-    except BaseException:
-        postgres.stop()
-        raise
-    try:
-        yield Servers(postgres, chroma)
-    finally:
-        chroma.stop()
-        postgres.stop()
-        shutil.rmtree(root, ignore_errors=True)
+    """A real PostgreSQL and a real `chroma run` on 127.0.0.1, shared by the whole session."""
+    with local_servers() as running:
+        yield running
 
 
 @dataclass

@@ -10,6 +10,7 @@ per-ACL-group aggregates (`lexical_groups`) so that no question scans the corpus
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -115,7 +116,13 @@ def visible_stats(
     conn: Connection, principals: frozenset[str], groups: RowGroups | None = None
 ) -> VisibleStats:
     """Row count and total length of the visible chunks: sums over the groups these principals may see."""
-    groups = groups or row_groups(conn)
+    return _visible_stats(sys.modules[__name__], conn, principals, groups)
+
+
+def _visible_stats(
+    index: ModuleType, conn: Connection, principals: frozenset[str], groups: RowGroups | None
+) -> VisibleStats:
+    groups = groups or index.row_groups(conn)
     rows, tokens = groups.totals(groups.mask(principals))
     return VisibleStats(rows, tokens, groups)
 
@@ -142,8 +149,21 @@ Postings = tuple[np.ndarray, np.ndarray]  # (rowids, column-weighted occurrences
 def search(
     conn: Connection, query: str, principals: frozenset[str], k: int, stats: VisibleStats | None = None
 ) -> list[LexicalHit]:
-    """The `k` best visible chunks for the query by BM25 over visible chunks only (FTS5's formula: per
-    phrase idf x saturated, column-weighted frequency, normalised by row length).
+    """The `k` best visible chunks for the query by BM25 over visible chunks only (see `rank`)."""
+    return rank(sys.modules[__name__], conn, query, principals, k, stats)
+
+
+def rank(
+    index: ModuleType,
+    conn: Connection,
+    query: str,
+    principals: frozenset[str],
+    k: int,
+    stats: VisibleStats | None = None,
+) -> list[LexicalHit]:
+    """BM25 over visible chunks only (FTS5's formula: per phrase idf x saturated, column-weighted frequency,
+    normalised by row length), reading postings from `index`: this module (FTS5) or `lexical_pg`, each with
+    `row_groups`, `term_rows`, `term_postings`, `phrase_postings`, `postings_among` and `chunk_ids`.
 
     The rarest phrases, up to CANDIDATE_BUDGET visible rows together, choose the candidates; commoner phrases
     (df counted from the per-group aggregates, never by reading their postings) only add to the scores of those
@@ -155,7 +175,8 @@ def search(
     phrases = list(written)
     if not phrases or not principals:
         return []
-    stats = stats if stats is not None and stats.groups is not None else visible_stats(conn, principals)
+    if stats is None or stats.groups is None:
+        stats = _visible_stats(index, conn, principals, None)
     groups = stats.groups
     assert groups is not None
     if not stats.rows:
@@ -165,9 +186,9 @@ def search(
     df: list[int] = []
     for i, phrase in enumerate(phrases):
         if len(phrase) == 1:
-            df.append(groups.document_frequency(conn, phrase[0], f"{FTS_TABLE}_terms", mask))
+            df.append(groups.document_frequency(phrase[0], mask, functools.partial(index.term_rows, conn)))
         else:  # a phrase's rows are known only from its positions: read them (its rarest token leads)
-            found[i] = _phrase_postings(conn, phrase, groups, mask)
+            found[i] = index.phrase_postings(conn, phrase, groups, mask)
             df.append(len(found[i][0]))
     chosen: list[int] = []
     budget = 0
@@ -181,16 +202,16 @@ def search(
         return []
     for i in chosen:
         if i not in found:
-            found[i] = _term_postings(conn, phrases[i][0], groups, mask)
+            found[i] = _visible(index.term_postings(conn, phrases[i][0]), groups, mask)
     candidates = np.unique(np.concatenate([found[i][0] for i in chosen]))
     for i, phrase in enumerate(phrases):
         if i not in found and df[i]:
             if len(phrase) > 1:
-                found[i] = _phrase_postings(conn, phrase, groups, mask)
+                found[i] = index.phrase_postings(conn, phrase, groups, mask)
             elif len(candidates) * MARKING_COST <= df[i]:  # few candidates: read them, not the postings
-                found[i] = _postings_among(conn, written[phrase][0], candidates)
+                found[i] = index.postings_among(conn, phrase[0], written[phrase][0], candidates)
             else:
-                found[i] = _term_postings(conn, phrase[0], groups, mask, among=candidates)
+                found[i] = _visible(index.term_postings(conn, phrase[0], among=candidates), groups, mask)
     average = stats.average_length or 1.0
     scores = np.zeros(len(candidates), dtype=np.float64)
     for i in range(len(phrases)):
@@ -207,8 +228,14 @@ def search(
     order = np.lexsort((candidates, -scores))[:k]
     ranked = [int(candidates[j]) for j in order if scores[j] > 0]
     by_row = dict(zip(candidates.tolist(), scores.tolist(), strict=True))
-    ids = _chunk_ids(conn, ranked)
+    ids = index.chunk_ids(conn, ranked)
     return [LexicalHit(chunk_id=ids[r][0], doc_id=ids[r][1], score=by_row[r]) for r in ranked if r in ids]
+
+
+def _visible(postings: Postings, groups: RowGroups, mask: np.ndarray) -> Postings:
+    rows, freq = postings
+    keep = groups.visible(rows, mask)
+    return rows[keep], freq[keep]
 
 
 _TERM_FREQUENCIES = (
@@ -224,22 +251,25 @@ _MARKED = (
 )
 
 
-def _term_postings(
-    conn: Connection, term: str, groups: RowGroups, mask: np.ndarray, among: np.ndarray | None = None
-) -> Postings:
-    """Visible rows holding a stored term, with its column-weighted count (only rows `among`, when given:
-    SQLite filters the postings, Python never sees the rest)."""
+def term_rows(conn: Connection, term: str) -> np.ndarray:
+    """Every row holding a stored term, whoever may see it (the per-group counts are made of them)."""
+    got = raw_rows(conn, f"SELECT DISTINCT doc FROM {FTS_TABLE}_terms WHERE term = :term", {"term": term})
+    return np.fromiter((d for (d,) in got), dtype=np.int64, count=len(got))
+
+
+def term_postings(conn: Connection, term: str, among: np.ndarray | None = None) -> Postings:
+    """Rows holding a stored term, with its column-weighted count, whoever may see them (only rows `among`,
+    when given: SQLite filters the postings, Python never sees the rest)."""
     params: dict[str, Any] = {"term": term}
     if among is not None:
         params["among"] = json.dumps(among.tolist())
     got = raw_rows(conn, _TERM_FREQUENCIES.format(among=_AMONG if among is not None else ""), params)
     rows = np.fromiter((r for r, _ in got), dtype=np.int64, count=len(got))
     freq = np.fromiter((f for _, f in got), dtype=np.float64, count=len(got))
-    keep = groups.visible(rows, mask)
-    return rows[keep], freq[keep]
+    return rows, freq
 
 
-def _postings_among(conn: Connection, token: str, among: np.ndarray) -> Postings:
+def postings_among(conn: Connection, stem: str, token: str, among: np.ndarray) -> Postings:
     """The column-weighted count of a (written, unstemmed) token in each of the rows `among` (visible
     already). Read from the rows themselves, not the term's postings: the cost follows the candidates, not
     how common the term is. FTS5 stems the token as it stemmed the rows, so it counts the stored term."""
@@ -254,14 +284,14 @@ def _postings_among(conn: Connection, token: str, among: np.ndarray) -> Postings
     return np.array(ordered, dtype=np.int64), np.array([counts[r] for r in ordered], dtype=np.float64)
 
 
-def _phrase_postings(
+def phrase_postings(
     conn: Connection, phrase: tuple[str, ...], groups: RowGroups, mask: np.ndarray
 ) -> Postings:
     """Visible rows holding the phrase (its tokens at consecutive offsets in one column), with column-weighted
     counts. The rarest token's rows are read first; the other tokens only within them."""
     tokens = list(dict.fromkeys(phrase))
     vocab = f"{FTS_TABLE}_terms"
-    tokens.sort(key=lambda t: groups.document_frequency(conn, t, vocab, mask))
+    tokens.sort(key=lambda t: groups.document_frequency(t, mask, functools.partial(term_rows, conn)))
     sql = f"SELECT doc, col = 'title', offset FROM {vocab} WHERE term = :term"
     positions: dict[str, set[tuple[int, int, int]]] = {}
     within: list[int] | None = None
@@ -284,7 +314,7 @@ def _phrase_postings(
     return np.array(ordered, dtype=np.int64), np.array([counts[r] for r in ordered], dtype=np.float64)
 
 
-def _chunk_ids(conn: Connection, rows: list[int]) -> dict[int, tuple[str, str]]:
+def chunk_ids(conn: Connection, rows: list[int]) -> dict[int, tuple[str, str]]:
     if not rows:
         return {}
     marks = ", ".join(f":r{i}" for i in range(len(rows)))
@@ -306,10 +336,16 @@ def document_frequency(
     conn: Connection, stem: str, principals: frozenset[str], groups: RowGroups | None = None
 ) -> int:
     """Visible chunks whose title or body holds a (porter-stemmed) term, exactly as the index stored it."""
+    return _document_frequency(sys.modules[__name__], conn, stem, principals, groups)
+
+
+def _document_frequency(
+    index: ModuleType, conn: Connection, stem: str, principals: frozenset[str], groups: RowGroups | None
+) -> int:
     if not stem.isalnum():
         return 0
-    groups = groups or row_groups(conn)
-    return groups.document_frequency(conn, stem, f"{FTS_TABLE}_terms", groups.mask(principals))
+    groups = groups or index.row_groups(conn)
+    return groups.document_frequency(stem, groups.mask(principals), functools.partial(index.term_rows, conn))
 
 
 def backend(dialect: str) -> ModuleType:

@@ -10,6 +10,7 @@ visible rows, computed from aggregates shared by every asker. Nothing hidden ent
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -76,13 +77,13 @@ class RowGroups:
         visible = mask[:-1]
         return int(self.rows[visible].sum()), int(self.tokens[visible].sum())
 
-    def document_frequency(self, conn: Connection, term: str, vocab: str, mask: np.ndarray) -> int:
-        """Visible rows holding a stored term: its per-group counts are read once, then summed per asker."""
+    def document_frequency(self, term: str, mask: np.ndarray, rows_of: Callable[[str], np.ndarray]) -> int:
+        """Visible rows holding a stored term: its per-group counts are read once (`rows_of` gives every row
+        holding it), then summed per asker."""
         with self._lock:
             counts = self._df.get(term)
         if counts is None:
-            docs = raw_rows(conn, f"SELECT DISTINCT doc FROM {vocab} WHERE term = :term", {"term": term})
-            groups = self.groups(np.fromiter((d for (d,) in docs), dtype=np.int64, count=len(docs)))
+            groups = self.groups(np.unique(rows_of(term)))
             counts = np.bincount(groups[groups >= 0], minlength=len(self.acls)).astype(np.int32)
             with self._lock:
                 if (len(self._df) + 1) * max(len(self.acls), 1) > TERM_CACHE_CELLS:
@@ -93,20 +94,32 @@ class RowGroups:
 
 def load_row_groups(conn: Connection, fts_table: str) -> RowGroups:
     """Reads every chunk's ACL group and length (FTS5's `docsize`: one varint token count per column)."""
+    sizes = raw_rows(conn, f"SELECT id, sz FROM {fts_table}_docsize")
+    return build_row_groups(
+        raw_rows(conn, "SELECT doc_id, principal FROM doc_acl"),
+        raw_rows(conn, "SELECT rowid_fts, doc_id FROM chunks"),
+        [(rowid, row_length(bytes(blob or b""))) for rowid, blob in sizes],
+    )
+
+
+def build_row_groups(
+    acl_rows: Iterable[tuple[str, str]],
+    chunk_rows: Sequence[tuple[int, str]],
+    lengths: Sequence[tuple[int, int]],
+) -> RowGroups:
+    """From (doc id, principal), (row id, doc id) and (row id, tokens) rows, as either database lists them."""
     acl_of: dict[str, set[str]] = {}
-    for doc_id, principal in raw_rows(conn, "SELECT doc_id, principal FROM doc_acl"):
+    for doc_id, principal in acl_rows:
         acl_of.setdefault(doc_id, set()).add(principal)
     index: dict[frozenset[str], int] = {}
     group_of_doc = {doc: index.setdefault(frozenset(acl), len(index)) for doc, acl in acl_of.items()}
-    chunk_rows = raw_rows(conn, "SELECT rowid_fts, doc_id FROM chunks")
-    sizes = raw_rows(conn, f"SELECT id, sz FROM {fts_table}_docsize")
-    top = max([r for r, _ in chunk_rows] + [r for r, _ in sizes] + [0]) + 1
+    top = max([r for r, _ in chunk_rows] + [r for r, _ in lengths] + [0]) + 1
     group_of_row = np.full(top, NO_GROUP, dtype=np.int32)
     for rowid, doc_id in chunk_rows:
         group_of_row[rowid] = group_of_doc.get(doc_id, NO_GROUP)
     length = np.zeros(top, dtype=np.int32)
-    for rowid, blob in sizes:
-        length[rowid] = row_length(bytes(blob or b""))
+    for rowid, tokens in lengths:
+        length[rowid] = tokens
     return RowGroups(list(index), group_of_row, length)
 
 

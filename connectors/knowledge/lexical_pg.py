@@ -1,32 +1,37 @@
 """BM25 over the chunks in PostgreSQL full-text search: the FTS5 index's twin for a PostgreSQL database.
 
-Same interface as `connectors.knowledge.lexical` (`create`, `insert`, `delete`, `visible_stats`, `search`,
-`count_visible`, `document_frequency`), chosen by `lexical.backend`; queries are the FTS5 side's
-`query_phrases`. Rows live in `chunks_tsv` (a `tsvector` per chunk under a
+Same interface as `connectors.knowledge.lexical` (`create`, `insert`, `delete`, `row_groups`, `visible_stats`,
+`search`, `count_visible`, `document_frequency`), chosen by `lexical.backend`; the ranking is that module's
+`rank`, reading its postings from here. Rows live in `chunks_tsv` (a `tsvector` per chunk under a
 GIN index). Words are folded and Porter-stemmed here, as FTS5's `porter unicode61 remove_diacritics 2`
 tokenizer does, and stored through the `simple` configuration, so a stem means the same on both databases and
 `document_frequency` answers for the reasoner's stems. Title words carry weight A (counted `TITLE_WEIGHT`
 times, FTS5's column weight).
 
-Ranking is FTS5's BM25 (k1 1.2, b 0.75, the same IDF floor), computed in one statement whose statistics (chunk
-count and mean length from `visible_stats`, document frequencies in the statement) cover only the chunks the
-asker may see: the ACL is inside the SQL,
-so nothing hidden shapes a score. A phrase (a ticket key, "eng 142") must match as a phrase; its term frequency
-is that of its rarest word in the chunk.
+Ranking is FTS5's BM25 (k1 1.2, b 0.75, the same IDF floor) with statistics over the chunks the asker may see
+alone, summed from per-ACL-group aggregates (`lexical_groups`, as on SQLite) so that no question scans the
+corpus: the rarest terms choose at most `lexical.CANDIDATE_BUDGET` candidates, commoner ones are read only for
+those (the GIN index and the primary key together). Counting every match of a common term in SQL per
+question made a question at 100k chunks take seconds. A phrase (a ticket key, "eng 142") must match as a
+phrase; its term frequency is that of its rarest word in the chunk.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from functools import lru_cache
+from types import ModuleType
+from typing import Any
 
+import numpy as np
 from nltk.stem.porter import PorterStemmer
 from sqlalchemy import Connection, text
 
-from connectors.knowledge.lexical import BM25_B as B
-from connectors.knowledge.lexical import BM25_K1 as K1
-from connectors.knowledge.lexical import TITLE_WEIGHT, LexicalHit, VisibleStats, query_phrases
+from connectors.knowledge import lexical
+from connectors.knowledge.lexical import TITLE_WEIGHT, LexicalHit, Postings, VisibleStats
+from connectors.knowledge.lexical_groups import RowGroups, build_row_groups
 from connectors.text import fold
 
 TABLE = "chunks_tsv"
@@ -84,93 +89,101 @@ def _tsquery(term: tuple[str, ...]) -> str:
     return " <-> ".join(f"'{s}'" for s in term)
 
 
-_VISIBLE = "c.doc_id IN (SELECT doc_id FROM doc_acl WHERE principal = ANY(:principals))"
-
-_SEARCH = f"""
-WITH terms AS (
-    SELECT t.i, to_tsquery('simple', t.q) AS q FROM unnest(CAST(:term_ids AS int[]), CAST(:term_qs AS text[])) AS t(i, q)
-),
-parts AS (
-    SELECT p.i, p.stem FROM unnest(CAST(:part_ids AS int[]), CAST(:part_stems AS text[])) AS p(i, stem)
-),
-matched AS (
-    SELECT c.id, c.doc_id, x.tsv, x.length, terms.i
-    FROM chunks c JOIN {TABLE} x ON x.rowid_fts = c.rowid_fts JOIN terms ON x.tsv @@ terms.q
-    WHERE {_VISIBLE}
-),
-df AS (SELECT i, count(*) AS n FROM matched GROUP BY i),
-tf AS (
-    SELECT m.id, m.i, min(w.tf) AS tf
-    FROM matched m JOIN parts p ON p.i = m.i
-    CROSS JOIN LATERAL (
-        SELECT coalesce(sum(CASE WHEN wt = 'A' THEN :title_weight ELSE 1.0 END), 0) AS tf
-        FROM unnest(m.tsv) AS u, unnest(u.weights) AS wt WHERE u.lexeme = p.stem
-    ) w
-    GROUP BY m.id, m.i
-),
-scored AS (
-    SELECT m.id, m.doc_id, sum(
-        greatest(ln((CAST(:n AS float) - df.n + 0.5) / (df.n + 0.5)), 1e-6)
-        * tf.tf * ({K1} + 1) / (tf.tf + {K1} * (1 - {B} + {B} * m.length / CAST(:avgdl AS float)))
-    ) AS score
-    FROM matched m JOIN df ON df.i = m.i JOIN tf ON tf.id = m.id AND tf.i = m.i
-    GROUP BY m.id, m.doc_id
-)
-SELECT id AS chunk_id, doc_id, score FROM scored ORDER BY score DESC, id LIMIT :k
-"""
+def _occurrences(stem: str, column: str = "x.tsv") -> str:
+    """SQL for a stem's positions in a tsvector: every position of the stem re-weighted B and the rest
+    filtered out, printed ('stem':3B,17B), its commas counted. Only C functions: unnesting the tsvector cost
+    seven times more, and a common term's candidates number thousands."""
+    only = f"ts_filter(setweight({column}, 'B', ARRAY[{stem}]), '{{b}}')::text"
+    return f"coalesce(array_length(string_to_array({only}, ','), 1), 0)"
 
 
-def row_groups(conn: Connection) -> None:
-    """No aggregates to keep: PostgreSQL computes the statistics inside its statements (the FTS5 side's
-    `row_groups` is the same hook)."""
-    return None
+def _frequency(stem: str) -> str:
+    """Column-weighted occurrences of a stem in a row: title positions (weight A) count TITLE_WEIGHT."""
+    title = _occurrences(stem, "ts_filter(x.tsv, '{a}')")
+    return f"({_occurrences(stem)} + {TITLE_WEIGHT - 1.0} * {title})"
 
 
-def visible_stats(conn: Connection, principals: frozenset[str], groups: None = None) -> VisibleStats:
-    """Row count and total length of the visible chunks (the store caches it per generation and principals)."""
-    sql = text(
-        f"SELECT count(*), coalesce(sum(x.length), 0) FROM chunks c JOIN {TABLE} x ON x.rowid_fts = c.rowid_fts "
-        f"WHERE {_VISIBLE}"
+def _postings(conn: Connection, phrase: tuple[str, ...], among: np.ndarray | None = None) -> Postings:
+    """Rows holding the phrase (a term: one stem) with its count in each: that of its rarest stem."""
+    params: dict[str, Any] = {f"s{n}": stem for n, stem in enumerate(phrase)}
+    counts = [_frequency(f"CAST(:s{n} AS text)") for n in range(len(phrase))]
+    sql = f"SELECT x.rowid_fts, least({', '.join(counts)}) FROM {TABLE} x WHERE x.tsv @@ to_tsquery('simple', :q)"
+    params["q"] = _tsquery(phrase)
+    if among is not None:
+        sql += " AND x.rowid_fts = ANY(CAST(:among AS bigint[]))"
+        params["among"] = among.tolist()
+    got = conn.execute(text(sql + " ORDER BY x.rowid_fts"), params).all()
+    rows = np.fromiter((r for r, _ in got), dtype=np.int64, count=len(got))
+    freq = np.fromiter((f for _, f in got), dtype=np.float64, count=len(got))
+    return rows, freq
+
+
+def row_groups(conn: Connection) -> RowGroups:
+    """Every chunk's ACL group and length (the store keeps one per generation, shared by every asker)."""
+    return build_row_groups(
+        conn.execute(text("SELECT doc_id, principal FROM doc_acl")).tuples(),
+        conn.execute(text("SELECT rowid_fts, doc_id FROM chunks")).tuples().all(),
+        conn.execute(text(f"SELECT rowid_fts, length FROM {TABLE}")).tuples().all(),
     )
-    rows, tokens = conn.execute(sql, {"principals": sorted(principals)}).one()
-    return VisibleStats(int(rows), int(tokens))
+
+
+def term_rows(conn: Connection, term: str) -> np.ndarray:
+    """Every row holding a stored term, whoever may see it (the per-group counts are made of them)."""
+    got = conn.execute(
+        text(f"SELECT rowid_fts FROM {TABLE} WHERE tsv @@ to_tsquery('simple', :q)"), {"q": _tsquery((term,))}
+    ).scalars()
+    return np.fromiter(got, dtype=np.int64)
+
+
+def term_postings(conn: Connection, term: str, among: np.ndarray | None = None) -> Postings:
+    """Rows holding a stored term (only rows `among`, when given), with its column-weighted count."""
+    return _postings(conn, (term,), among)
+
+
+def postings_among(conn: Connection, stem: str, token: str, among: np.ndarray) -> Postings:
+    """The same as `term_postings` among the candidates: the primary key finds them, whatever the term."""
+    return _postings(conn, (stem,), among)
+
+
+def phrase_postings(
+    conn: Connection, phrase: tuple[str, ...], groups: RowGroups, mask: np.ndarray
+) -> Postings:
+    """Visible rows holding the phrase (its stems at consecutive positions), with its count in each."""
+    rows, freq = _postings(conn, phrase)
+    keep = groups.visible(rows, mask)
+    return rows[keep], freq[keep]
+
+
+def chunk_ids(conn: Connection, rows: list[int]) -> dict[int, tuple[str, str]]:
+    if not rows:
+        return {}
+    sql = text("SELECT rowid_fts, id, doc_id FROM chunks WHERE rowid_fts = ANY(CAST(:rows AS bigint[]))")
+    return {int(r[0]): (r[1], r[2]) for r in conn.execute(sql, {"rows": rows})}
+
+
+def _index() -> ModuleType:
+    return sys.modules[__name__]
+
+
+def visible_stats(
+    conn: Connection, principals: frozenset[str], groups: RowGroups | None = None
+) -> VisibleStats:
+    """Row count and total length of the visible chunks: sums over the groups these principals may see."""
+    return lexical._visible_stats(_index(), conn, principals, groups)
 
 
 def search(
     conn: Connection, query: str, principals: frozenset[str], k: int, stats: VisibleStats | None = None
 ) -> list[LexicalHit]:
-    terms = query_phrases(query)
-    if not terms or not principals:
-        return []
-    stats = stats or visible_stats(conn, principals)
-    if not stats.rows:
-        return []
-    params = {
-        "term_ids": list(range(len(terms))),
-        "term_qs": [_tsquery(t) for t in terms],
-        "part_ids": [i for i, t in enumerate(terms) for _ in t],
-        "part_stems": [s for t in terms for s in t],
-        "principals": sorted(principals),
-        "title_weight": TITLE_WEIGHT,
-        "n": stats.rows,
-        "avgdl": stats.average_length or 1.0,
-        "k": k,
-    }
-    rows = conn.execute(text(_SEARCH), params).all()
-    return [LexicalHit(chunk_id=r.chunk_id, doc_id=r.doc_id, score=float(r.score)) for r in rows]
+    return lexical.rank(_index(), conn, query, principals, k, stats)
 
 
-def count_visible(conn: Connection, principals: frozenset[str], groups: None = None) -> int:
-    sql = text(f"SELECT count(*) FROM chunks c WHERE {_VISIBLE}")
-    return int(conn.execute(sql, {"principals": sorted(principals)}).scalar() or 0)
+def count_visible(conn: Connection, principals: frozenset[str], groups: RowGroups | None = None) -> int:
+    return visible_stats(conn, principals, groups).rows
 
 
-def document_frequency(conn: Connection, stem: str, principals: frozenset[str], groups: None = None) -> int:
+def document_frequency(
+    conn: Connection, stem: str, principals: frozenset[str], groups: RowGroups | None = None
+) -> int:
     """Visible chunks whose title or body holds a (Porter-stemmed) term, exactly as the index stored it."""
-    if not stem.isalnum():
-        return 0
-    sql = text(
-        f"SELECT count(*) FROM chunks c JOIN {TABLE} x ON x.rowid_fts = c.rowid_fts "
-        f"WHERE x.tsv @@ to_tsquery('simple', :q) AND {_VISIBLE}"
-    )
-    return int(conn.execute(sql, {"q": f"'{stem}'", "principals": sorted(principals)}).scalar() or 0)
+    return lexical._document_frequency(_index(), conn, stem, principals, groups)

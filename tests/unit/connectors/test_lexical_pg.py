@@ -85,3 +85,27 @@ def test_hidden_chunks_never_shape_the_askers_scores(
             h.chunk_id
             for h in padded.lexical.search(conn, "kestrel gearbox", frozenset({"group:acme:leadership"}), 10)
         }
+
+
+def test_both_rank_alike_past_the_candidate_budget(
+    both: dict[str, KnowledgeStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a budget smaller than the common terms' rows (as at 100k chunks), the rare terms choose the
+    candidates on both databases, and both give the same chunks with the same scores."""
+    dana = frozenset({"public", "user:dana@acme.io", "group:acme:ops", "group:acme:leadership"})
+
+    def ranked() -> list[list[tuple[str, float]]]:
+        found = []
+        for principals in (PUBLIC, dana):
+            for query in QUERIES:
+                for store in both.values():
+                    with store.engine.connect() as conn:
+                        hits = store.lexical.search(conn, query, principals, 10)
+                    found.append([(h.chunk_id, round(h.score, 9)) for h in hits])
+        return found
+
+    full = ranked()
+    monkeypatch.setattr(lexical, "CANDIDATE_BUDGET", 3)
+    budgeted = ranked()
+    assert budgeted[0::2] == budgeted[1::2] and all(budgeted)  # embedded, servers: alike
+    assert budgeted != full  # the budget did leave rows out
