@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -105,6 +106,7 @@ def sqlite_checkpointer(path: Path) -> SqliteSaver:
 def postgres_checkpointer(url: str, *, pool_size: int = 8) -> BaseCheckpointSaver:
     """A PostgresSaver on a small connection pool (worker threads checkpoint side by side); `setup` creates or
     migrates its tables. `url` is the database's SQLAlchemy URL (`postgresql+psycopg://...`)."""
+    import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
@@ -113,8 +115,25 @@ def postgres_checkpointer(url: str, *, pool_size: int = 8) -> BaseCheckpointSave
     options = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, kwargs=options, open=True)
     saver = PostgresSaver(pool)  # type: ignore[arg-type]
-    saver.setup()
+    # `serve` and its workers start side by side on one database: its migrations run once, under a lock (two
+    # concurrent `setup`s insert the same migration row and one process dies)
+    with psycopg.connect(conninfo, autocommit=True) as conn:  # not the pool's: setup takes one of those
+        # polled, not waited on: a waiting query holds a snapshot, and the migrations' CREATE INDEX
+        # CONCURRENTLY waits for every snapshot, so a blocking wait would deadlock
+        deadline = time.monotonic() + CHECKPOINT_SETUP_WAIT_S
+        while not conn.execute("SELECT pg_try_advisory_lock(%s)", (CHECKPOINT_SETUP_LOCK,)).fetchone()[0]:
+            if time.monotonic() > deadline:
+                raise TimeoutError("another process has been migrating the checkpoint tables for too long")
+            time.sleep(0.1)
+        try:
+            saver.setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (CHECKPOINT_SETUP_LOCK,))
     return saver
+
+
+CHECKPOINT_SETUP_LOCK = 0x51E07C4B  # any fixed key: the advisory lock the checkpointer's migrations take
+CHECKPOINT_SETUP_WAIT_S = 120.0
 
 
 def thread_id(team: str, channel: str, thread_ts: str) -> str:
