@@ -59,7 +59,7 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
     kind = answer_type(q)
     if followup_of is not None and (kind == "thing" or edit == "entity"):
         kind = answer_type(effective)
-    sides = comparison_sides(distributed(q, names, lexicon)[0] if followup_of is None else spelled, entities)
+    sides = comparison_sides(spelled, entities)  # `effective` is the question itself unless a follow-up
     aspects: list[Aspect]
     if sides:
         side_terms = {t for side in sides for t in terms(side)}
@@ -68,8 +68,7 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         # "the iOS phased release ... compared with the Android staged rollout": each side's own words
         asked_terms = set(question_terms(effective))
         own = {
-            side: [t for t in words if t in asked_terms]
-            for side, words in side_words(spelled if followup_of is None else effective, sides).items()
+            side: [t for t in words if t in asked_terms] for side, words in side_words(spelled, sides).items()
         }
         if not all(own.values()):
             own = {}  # one side says nothing of its own: every word is asked of both

@@ -171,8 +171,7 @@ def reflect(
         if (
             # nothing the question names is a page or a ticket (a name that resolves to nothing, as a model's
             # reading of the question may add, anchors nothing)
-            not own
-            and not keys
+            not keys
             and not any(lexicon.resolve(name) for name in aspect["entities"])
             and not plan.get("comparison")
             and not (best_chain and best_cov >= w.ESTABLISHED)
