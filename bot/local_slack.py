@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -96,11 +96,17 @@ def local_bot(
 
 @contextmanager
 def serve_process(
-    slack: SlackEmulator, data_dir: Path, examples_dir: Path, *, args: tuple[str, ...] = ()
+    slack: SlackEmulator,
+    data_dir: Path,
+    examples_dir: Path,
+    *,
+    args: tuple[str, ...] = (),
+    settings: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """`sleuth serve [args]` as a process of its own on `data_dir` (hash embedder, this checkout's code),
     connected to `slack` over signed HTTP once it answers /healthz; stopped with SIGTERM on exit. Its output
-    goes to data_dir/serve.log. Only SLEUTH_* settings given here apply (no .env, no caller's SLEUTH_*)."""
+    goes to data_dir/serve.log. Only SLEUTH_* settings given here apply (no .env, no caller's SLEUTH_*);
+    `settings` adds more (`{"SLEUTH_SLACK_TIMEOUT_S": "2"}`)."""
     port, log = free_port(), data_dir / "serve.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     code = str(Path(__file__).resolve().parents[1])
@@ -115,6 +121,7 @@ def serve_process(
         SLEUTH_HOST="127.0.0.1",
         SLEUTH_PORT=str(port),
     )
+    env.update(settings or {})
     with log.open("ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "bot.cli", "serve", *args],

@@ -57,6 +57,7 @@ class StoreLexicon:
         self._principals = principals
         self._graph = knowledge.graph(principals)
         self._idf: dict[str, float] = {}
+        self._resolved: dict[str, list[str]] = {}  # one question's step resolves the same names many times
 
     def names_in(self, text: str, *, strict: bool = True) -> list[str]:
         names = self._graph.names
@@ -70,7 +71,9 @@ class StoreLexicon:
         return [self._graph.display.get(n, n) for n in found]
 
     def resolve(self, name: str) -> list[str]:
-        return sorted(self._knowledge.resolve([name], self._principals).get(name, []))
+        if name not in self._resolved:
+            self._resolved[name] = sorted(self._knowledge.resolve([name], self._principals).get(name, []))
+        return list(self._resolved[name])
 
     def idf(self, term: str) -> float:
         if term not in self._idf:

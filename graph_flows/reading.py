@@ -119,7 +119,7 @@ def term_set(text: str) -> frozenset[str]:
     """Cached: the reasoner reads the same sentences against every aspect, every round. A life span after a
     name ("Guiomar Novaes (February 28, 1895 - March 7, 1979)") says a birth and a death."""
     found = frozenset(terms(text))
-    return found | _LIFE_EVENTS if _LIFESPAN.search(text) else found
+    return found | LIFE_EVENTS if _LIFESPAN.search(text) else found
 
 
 # "(28 February 1895 – 7 March 1979)", "(1702 – 12 October 1768)": two dates joined by a dash in brackets
@@ -128,7 +128,7 @@ _LIFESPAN = re.compile(
     r"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?\b(?:1[0-9]|20)\d\d\b[^()]*?[-–—]\s*[^()]*?"
     r"\b(?:1[0-9]|20)\d\d\b[^()]*\)"
 )
-_LIFE_EVENTS = frozenset(["birth", "death"])
+LIFE_EVENTS = frozenset(["birth", "death"])  # the stems "born" and "died" are read as (_DERIVATIONS)
 
 
 # "how many", "how long", "what amount of": the question's form says what kind of answer it wants (the answer
@@ -145,12 +145,11 @@ def question_terms(question: str) -> list[str]:
     """The content terms of a question: its terms without the words of its form, a measure adjective read as
     the dimension pages name ("how loud" -> noise, "faster" -> speed)."""
     asked = _COMPARATIVE.sub(lambda m: DIMENSIONS[m.group(0).lower()], question)
-    if _HOW_LONG.search(asked):
+    if asks_duration(asked):
         asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
     return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), asked))
 
 
-_HOW_LONG = re.compile(r"\bhow long\b", re.IGNORECASE)
 _DURATION_VERB = re.compile(r"\b(?:take|takes|took|taken|last|lasts|lasted)\b", re.IGNORECASE)
 
 
@@ -558,14 +557,14 @@ def corrected(sentence: str) -> set[str]:
     return out
 
 
-_HOW_LONG_AGO = re.compile(
+_ASKS_DURATION = re.compile(
     r"\bhow long\b(?!\s+ago\b)(?!\s+(?:is|are)\s+(?:the|a|an)\s+\w+\s*\?)", re.IGNORECASE
 )
 
 
 def asks_duration(question: str) -> bool:
     """ "how long did it take", "how long do we keep": a span of time is asked (not "how long is the cable?")."""
-    return bool(_HOW_LONG_AGO.search(question))
+    return bool(_ASKS_DURATION.search(question))
 
 
 def states_duration(sentence: str) -> bool:

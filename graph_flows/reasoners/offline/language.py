@@ -82,17 +82,19 @@ _POSSESSIVE_PRONOUN = re.compile(r"\b(its|their|his|her)\b", re.I)
 VERSION = re.compile(r"\d+(?:\.\d+)+")  # a release asked by number ("4.3", "2.8.0")
 _CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9.-]+$", re.I)  # P3, v2, 4.2, LC-2509, rev-c
 
-# Which side a comparison question picks, by the words it uses.
+# Which side a comparison question picks, by the words it uses: by time, or by a measure.
+_EARLY = "first|earlier|earliest|older|oldest|before|sooner"
+_LATE = "later|last|latest|younger|youngest|after|newer|newest|more recent|most recent"
 _PICK_LOW = re.compile(
-    r"\b(first|earlier|earliest|older|oldest|before|sooner|smaller|smallest|fewer|fewest|less|least|lower|"
-    r"lowest|shorter|shortest|cheaper|cheapest)\b",
+    rf"\b({_EARLY}|smaller|smallest|fewer|fewest|less|least|lower|lowest|shorter|shortest|cheaper|cheapest)\b",
     re.I,
 )
 _PICK_HIGH = re.compile(
-    r"\b(later|last|latest|younger|youngest|after|newer|newest|more recent|most recent|larger|largest|bigger|"
-    r"biggest|more|most|higher|highest|longer|longest|greater|greatest|faster|fastest)\b",
+    rf"\b({_LATE}|larger|largest|bigger|biggest|more|most|higher|highest|longer|longest|greater|greatest|"
+    r"faster|fastest)\b",
     re.I,
 )
+_BY_TIME = re.compile(rf"\b({_EARLY}|{_LATE})(?:ly)?\b", re.I)
 
 
 def is_followup(question: str, lexicon: Lexicon) -> bool:
@@ -326,13 +328,6 @@ def pick_words(question: str) -> list[str]:
 def implied_terms(question: str) -> list[str]:
     """What a pick word asks of each side without saying it: age is a birth date."""
     return ["birth"] if _AGE.search(question) else []
-
-
-_BY_TIME = re.compile(
-    r"\b(first|earlier|earliest|before|sooner|older|oldest|later|last|latest|after|newer|newest|younger|"
-    r"youngest|more recent(?:ly)?|most recent(?:ly)?)\b",
-    re.I,
-)
 
 
 def picks_by_time(question: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 
 from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
+    LIFE_EVENTS,
     QUANTITY_KINDS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
@@ -236,13 +237,13 @@ def by_meaning(
     """A question in words no page uses ("money for kitting out my home workspace") is answered by the unit
     closest to it in meaning when that unit is clearly closer than any other document's, has the answer's
     shape, and names what the question asks a value of and where."""
-    read = sorted((r for r in readings.values() if r.dense_best is not None), key=lambda r: -r.unit_dense)
-    if not read or read[0].unit_dense < w.MEANING_ALONE:
+    close = sorted((r for r in readings.values() if r.dense_best is not None), key=lambda r: -r.unit_dense)
+    if not close or close[0].unit_dense < w.MEANING_ALONE:
         return None
-    top = read[0]
+    top = close[0]
     unit = top.dense_best
     assert unit is not None
-    rival = next((r.unit_dense for r in read[1:] if r.evidence["doc_id"] != top.evidence["doc_id"]), 0.0)
+    rival = next((r.unit_dense for r in close[1:] if r.evidence["doc_id"] != top.evidence["doc_id"]), 0.0)
     if top.unit_dense - rival < w.MEANING_MARGIN:
         return None
     if kind in TYPED_KINDS and not has_answer_shape(unit.text, kind):
@@ -251,16 +252,12 @@ def by_meaning(
         return None  # "how long was it visible?" is not answered by "300 requests/min"
     if len(tokens(unit.text)) < w.STATEMENT_WORDS:
         return None
-    e = top.evidence
-    around = f"{unit.text} {unit.heading} {e['title']}"
-    said = term_set(around)
+    e, stated = top.evidence, replace(top, best=unit.text)
     # closeness in meaning never stands in for the asked noun, a place or year, or a name or code: those
     # must be where the unit is ("parental leave" is not "a leave of absence"; the P3's row is not the P2's)
-    if not all(word in tokens(around) or word in around for word in where):
+    if (head or where) and not _states_head(head, where, e, stated, in_other_words=False):
         return None
-    if not all(holds(said, t) or shows_type(unit.text, t) for t in head):
-        return None
-    if constraints and not _grounded(constraints, [e["id"]], {e["id"]: e}, replace(top, best=unit.text)):
+    if constraints and not _grounded(constraints, [e["id"]], {e["id"]: e}, stated):
         return None
     return e["id"]
 
@@ -556,7 +553,7 @@ def best_chain_for(
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
                 # such ("born 4 May 1901"), and a film's year is not its director's
-                missing = [t for t in missing if t in _LIFE_EVENTS]
+                missing = [t for t in missing if t in LIFE_EVENTS]
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
             share = sum(v for t, v in relation.items() if t in found) / sum(relation.values())
@@ -604,9 +601,6 @@ def best_chain_for(
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
             best = (chain, coverage, frozenset(covered))
     return best
-
-
-_LIFE_EVENTS = frozenset(["birth", "death"])  # stems: "born", "died" read as these (reading._DERIVATIONS)
 
 
 def focus_row(text: str, focus: Sequence[str]) -> str:
@@ -672,19 +666,21 @@ def _grounded(
     return not any(names_a_sibling(reading.best, c) or names_a_sibling(last["title"], c) for c in constraints)
 
 
-def _states_head(head: Sequence[str], where: Sequence[str], e: Evidence, reading: Reading) -> bool:
+def _states_head(
+    head: Sequence[str], where: Sequence[str], e: Evidence, reading: Reading, *, in_other_words: bool = True
+) -> bool:
     """The answering unit names what the question asks a value of ("crash rate", not "frame rate"), in its
     words, its heading or title (not a bridge's: "crash" on the way, "frame rate" at the end is another rate);
-    a price is named by an amount of money; a place or year the question narrows to is where the answer is. Or the unit says it in other words closely enough for the embedder."""
+    a price is named by an amount of money; a place or year the question narrows to is where the answer is. Or,
+    `in_other_words`, the unit says it in other words closely enough for the embedder."""
     unit = next((u for u in readable_units(e) if u.text == reading.best), None)
     around = f"{reading.best} {unit.heading if unit else ''} {e['title']}"
     if not all(word in tokens(around) or word in around for word in where):
         return False  # "in Germany", "in 2025": said of somewhere or some time else
     said = term_set(reading.best) | (context_terms(e, unit) if unit else term_set(e["title"]))
     paraphrased = reading.dense_best is not None and reading.dense_best.text == reading.best
-    if paraphrased and reading.unit_dense >= w.PARAPHRASE_DENSE:
+    if in_other_words and paraphrased and reading.unit_dense >= w.PARAPHRASE_DENSE:
         return True
-
     return all(holds(said, t) or shows_type(reading.best, t) for t in head)
 
 

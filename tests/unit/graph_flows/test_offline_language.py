@@ -327,6 +327,13 @@ def _evidence(eid: str, doc: str, title: str, text: str, updated: str) -> dict:
     return {"id": eid, "doc_id": doc, "title": title, "text": text, "updated_at": updated, "version": "1"}
 
 
+def _conflict_on(cited: dict, *others: dict) -> dict:
+    """The one conflict found when `cited`'s whole text is the answer and `others` were read besides."""
+    sentence = ComposedSentence(text=cited["text"], cites=[cited["id"]], aspect="a1")
+    (conflict,) = find_conflicts([sentence], [cited, *others])  # type: ignore[arg-type]
+    return conflict
+
+
 def test_a_replaced_policy_is_marked_and_listed_last_even_when_reworded() -> None:
     old = _evidence(
         "E1", "d:old", "Leave Policy 2023", "Full-timers get 25 working days of leave.", "2023-02-01"
@@ -339,8 +346,7 @@ def test_a_replaced_policy_is_marked_and_listed_last_even_when_reworded() -> Non
         "2026-01-05",
     )
     assert successor_of([old, new]) == {"d:old": "d:new"}
-    cited = [ComposedSentence(text=old["text"], cites=["E1"], aspect="a1")]
-    (conflict,) = find_conflicts(cited, [old, new])  # type: ignore[arg-type]
+    conflict = _conflict_on(old, new)
     assert [s["value"] for s in conflict["sides"]] == ["27 working days", "25 working days"]
     assert conflict["sides"][1].get("outdated") and not conflict["sides"][0].get("outdated")
 
@@ -510,9 +516,7 @@ def test_the_contradicting_statement_is_the_best_matching_row_not_the_first() ->
         "| Data | Retention |\n|---|---|\n| Application logs | 14 days |\n| Audit logs | 1 year |",
         "2024-01-01",
     )
-    cited = [ComposedSentence(text=new["text"], cites=["E1"], aspect="a1")]
-    (conflict,) = find_conflicts(cited, [new, old])  # type: ignore[arg-type]
-    assert [s["value"] for s in conflict["sides"]] == ["2 years", "1 year"]
+    assert [s["value"] for s in _conflict_on(new, old)["sides"]] == ["2 years", "1 year"]
 
 
 def test_a_later_statement_of_the_same_document_that_corrects_the_chosen_value_is_quoted_too() -> None:
@@ -814,9 +818,7 @@ def test_a_later_comment_correcting_the_stated_value_is_a_conflict() -> None:
         "Comment by ann@x.io on 2026-02-02: Harlow says their delivery time is now 9 weeks, not 6 weeks, until spring.",
         "2026-02-02",
     )
-    cited = [ComposedSentence(text=page["text"], cites=["E1"], aspect="a1")]
-    (conflict,) = find_conflicts(cited, [page, comment])  # type: ignore[arg-type]
-    assert [s["value"] for s in conflict["sides"]] == ["9 weeks", "6 weeks"]
+    assert [s["value"] for s in _conflict_on(page, comment)["sides"]] == ["9 weeks", "6 weeks"]
 
 
 class _Meaning(Lexicon):
