@@ -23,7 +23,8 @@ from bot.testing.slack_emulator import SlackEmulator
 from connectors.sync import sync_source
 from tests.conftest import Servers
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "acme"
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "acme"
 WAIT_S = 30.0
 
 

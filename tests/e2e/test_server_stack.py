@@ -29,8 +29,7 @@ from bot.testing.slack_render import format_message
 from connectors.database import make_engine, sqlite_url
 from graph_flows.flow import thread_id
 from tests.conftest import STACKS
-from tests.e2e.conftest import EXAMPLES, EnvFactory
-from tests.e2e.test_kill_restart import REPO
+from tests.e2e.conftest import EXAMPLES, REPO, EnvFactory
 
 CROSS = "why did the 4.2 Android release slip?"
 JOB_LEASE_S = 3.0
