@@ -19,21 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# (Column types and statements: much the list bot.vault imports for its own tables.)
-from sqlalchemy import (
-    Boolean,
-    Column,
-    Engine,
-    Float,
-    LargeBinary,
-    MetaData,
-    String,
-    Table,
-    delete,
-    insert,
-    select,
-    update,
-)
+import sqlalchemy as sa
 
 from bot.identity.errors import InvalidLinkState
 from bot.slack_columns import owner_columns
@@ -41,27 +27,27 @@ from bot.vault import TokenVault
 
 Clock = Callable[[], float]
 
-metadata = MetaData()
+metadata = sa.MetaData()
 
 # Not kept in the vault: a state is single-use and expires; the vault keeps tokens until they are unlinked.
-oauth_states = Table(
+oauth_states = sa.Table(
     "oauth_states",
     metadata,
-    Column("state_hash", String(64), primary_key=True),
+    sa.Column("state_hash", sa.String(64), primary_key=True),
     *owner_columns(primary_key=False),
-    Column("verifier_ct", LargeBinary, nullable=False),
-    Column("created_at", Float, nullable=False),
-    Column("expires_at", Float, nullable=False, index=True),
+    sa.Column("verifier_ct", sa.LargeBinary, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False, index=True),
 )
 
 
-oauth_proofs = Table(
+oauth_proofs = sa.Table(
     "oauth_proofs",
     metadata,
-    Column("state_hash", String(64), primary_key=True),
-    Column("browser_hash", String(64), nullable=False),
-    Column("proven", Boolean, nullable=False, default=False),
-    Column("expires_at", Float, nullable=False, index=True),
+    sa.Column("state_hash", sa.String(64), primary_key=True),
+    sa.Column("browser_hash", sa.String(64), nullable=False),
+    sa.Column("proven", sa.Boolean, nullable=False, default=False),
+    sa.Column("expires_at", sa.Float, nullable=False, index=True),
 )
 
 
@@ -79,7 +65,7 @@ def state_hash(state: str) -> str:
 
 
 class StateStore:
-    def __init__(self, engine: Engine, vault: TokenVault, clock: Clock, ttl_s: float) -> None:
+    def __init__(self, engine: sa.Engine, vault: TokenVault, clock: Clock, ttl_s: float) -> None:
         self._engine, self._vault, self._clock, self._ttl_s = engine, vault, clock, ttl_s
         metadata.create_all(engine)
 
@@ -89,9 +75,9 @@ class StateStore:
         verifier = secrets.token_urlsafe(64)  # 86 chars of [A-Za-z0-9_-], within RFC 7636's 43..128
         now = self._clock()
         with self._engine.begin() as conn:
-            conn.execute(delete(oauth_states).where(oauth_states.c.expires_at <= now))
+            conn.execute(sa.delete(oauth_states).where(oauth_states.c.expires_at <= now))
             conn.execute(
-                insert(oauth_states).values(
+                sa.insert(oauth_states).values(
                     state_hash=state_hash(state),
                     team=team,
                     user=user,
@@ -111,7 +97,7 @@ class StateStore:
             raise InvalidLinkState()
         with self._engine.connect() as conn:
             row = (
-                conn.execute(select(oauth_states).where(oauth_states.c.state_hash == state_hash(state)))
+                conn.execute(sa.select(oauth_states).where(oauth_states.c.state_hash == state_hash(state)))
                 .mappings()
                 .first()
             )
@@ -125,9 +111,9 @@ class StateStore:
         secret = secrets.token_urlsafe(32)
         key = state_hash(state)
         with self._engine.begin() as conn:
-            conn.execute(delete(oauth_proofs).where(oauth_proofs.c.state_hash == key))
+            conn.execute(sa.delete(oauth_proofs).where(oauth_proofs.c.state_hash == key))
             conn.execute(
-                insert(oauth_proofs).values(
+                sa.insert(oauth_proofs).values(
                     state_hash=key,
                     browser_hash=state_hash(secret),
                     proven=False,
@@ -140,7 +126,7 @@ class StateStore:
         """Marks the state proven, if `browser` holds the secret its sign-in started with."""
         with self._engine.begin() as conn:
             done = conn.execute(
-                update(oauth_proofs).where(*self._proof_match(state, browser)).values(proven=True)
+                sa.update(oauth_proofs).where(*self._proof_match(state, browser)).values(proven=True)
             ).rowcount
         return bool(done)
 
@@ -148,9 +134,9 @@ class StateStore:
         """Whether Slack confirmed the user of *this* browser (the one holding the secret) for the state."""
         with self._engine.begin() as conn:
             found = conn.execute(
-                select(oauth_proofs.c.proven).where(*self._proof_match(state, browser))
+                sa.select(oauth_proofs.c.proven).where(*self._proof_match(state, browser))
             ).scalar()
-            conn.execute(delete(oauth_proofs).where(oauth_proofs.c.state_hash == state_hash(state)))
+            conn.execute(sa.delete(oauth_proofs).where(oauth_proofs.c.state_hash == state_hash(state)))
         return bool(found)
 
     def _proof_match(self, state: str, browser: str | None) -> tuple[Any, ...]:
@@ -167,11 +153,13 @@ class StateStore:
         key = state_hash(state)
         with self._engine.begin() as conn:
             row = (
-                conn.execute(select(oauth_states).where(oauth_states.c.state_hash == key)).mappings().first()
+                conn.execute(sa.select(oauth_states).where(oauth_states.c.state_hash == key))
+                .mappings()
+                .first()
             )
             if row is None:
                 raise InvalidLinkState()
-            if conn.execute(delete(oauth_states).where(oauth_states.c.state_hash == key)).rowcount != 1:
+            if conn.execute(sa.delete(oauth_states).where(oauth_states.c.state_hash == key)).rowcount != 1:
                 raise InvalidLinkState()  # another request consumed it first
         if row["expires_at"] <= self._clock():
             raise InvalidLinkState()

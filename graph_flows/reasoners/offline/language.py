@@ -85,15 +85,12 @@ _CODE = re.compile(r"^(?=.*\d)(?=.*[a-z])[a-z0-9.-]+$", re.I)  # P3, v2, 4.2, LC
 # Which side a comparison question picks, by the words it uses: by time, or by a measure.
 _EARLY = "first|earlier|earliest|older|oldest|before|sooner"
 _LATE = "later|last|latest|younger|youngest|after|newer|newest|more recent|most recent"
-_PICK_LOW = re.compile(
-    rf"\b({_EARLY}|smaller|smallest|fewer|fewest|less|least|lower|lowest|shorter|shortest|cheaper|cheapest)\b",
-    re.I,
+_SMALL = "smaller|smallest|fewer|fewest|less|least|lower|lowest|shorter|shortest|cheaper|cheapest"
+_LARGE = (
+    "larger|largest|bigger|biggest|more|most|higher|highest|longer|longest|greater|greatest|faster|fastest"
 )
-_PICK_HIGH = re.compile(
-    rf"\b({_LATE}|larger|largest|bigger|biggest|more|most|higher|highest|longer|longest|greater|greatest|"
-    r"faster|fastest)\b",
-    re.I,
-)
+_PICK_LOW = re.compile(rf"\b({_EARLY}|{_SMALL})\b", re.I)
+_PICK_HIGH = re.compile(rf"\b({_LATE}|{_LARGE})\b", re.I)
 _BY_TIME = re.compile(rf"\b({_EARLY}|{_LATE})(?:ly)?\b", re.I)
 
 
