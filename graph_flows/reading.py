@@ -65,9 +65,20 @@ _CAUSAL = re.compile(
     r"blocks|slipped|delayed|waiting (?:on|for)|held up)\b",
     re.IGNORECASE,
 )
-# Irregular English morphology the Porter stemmer leaves apart (born/birth, died/death, wrote/write...), and
-# clipped forms of long words. Morphology only: synonyms are the dense embedder's job.
+# Irregular English morphology the Porter stemmer leaves apart (born/birth, died/death, wrote/write, went/go...),
+# month abbreviations, and clipped forms of long words. Morphology only: synonyms are the dense embedder's job.
 _DERIVATIONS = {
+    "jan": "januari",
+    "feb": "februari",
+    "apr": "april",
+    "jun": "june",
+    "jul": "juli",
+    "aug": "august",
+    "sep": "septemb",
+    "sept": "septemb",
+    "oct": "octob",
+    "nov": "novemb",
+    "dec": "decemb",
     "born": "birth",
     "di": "death",
     "die": "death",
@@ -90,6 +101,23 @@ _DERIVATIONS = {
     "paid": "pai",
     "began": "begin",
     "begun": "begin",
+    "went": "go",
+    "gone": "go",
+    "goe": "go",
+    "broke": "break",
+    "broken": "break",
+    "took": "take",
+    "taken": "take",
+    "held": "hold",
+    "ran": "run",
+    "sent": "send",
+    "got": "get",
+    "gotten": "get",
+    "came": "come",
+    "gave": "give",
+    "given": "give",
+    "built": "build",
+    "brought": "bring",
     # a long word and the clipping people write for it ("rev C" for revision C): read as the clipping, which is
     # too short to match other words by prefix ("revis" would match "revisit")
     "revis": "rev",
@@ -103,8 +131,13 @@ _DERIVATIONS = {
 }
 
 
+_ORDINAL = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)$")
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
+    if ordinal := _ORDINAL.match(word):
+        return ordinal.group(1)  # "the 27th" is the day "27"
     base = _STEMMER.stem(word)
     return _DERIVATIONS.get(word, _DERIVATIONS.get(base, base))
 
@@ -118,8 +151,45 @@ def terms(text: str) -> list[str]:
 def term_set(text: str) -> frozenset[str]:
     """Cached: the reasoner reads the same sentences against every aspect, every round. A life span after a
     name ("Guiomar Novaes (February 28, 1895 - March 7, 1979)") says a birth and a death."""
-    found = frozenset(terms(text))
+    found = frozenset(terms(text)) | {stem(word) for word in also_said(text)}
     return found | LIFE_EVENTS if _LIFESPAN.search(text) else found
+
+
+@lru_cache(maxsize=100_000)
+def also_said(text: str) -> frozenset[str]:
+    """Words a text says without writing them: the month of an ISO date ("2026-01-27" is in January, as
+    "January 27" asks) and the initials of a spelled-out name ("Customer Success Manager" is the CSM)."""
+    return _month_words(text) | _initialisms(text)
+
+
+_ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")
+
+
+def _month_words(text: str) -> frozenset[str]:
+    return frozenset(MONTHS[int(m) - 1] for m in _ISO_MONTH.findall(text))
+
+
+# A run of capitalised words, with the short words a name may hold inside it ("Bill of Materials")
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:(?:of|and|for|&)\s+)?[A-Z][a-z]+)+\b")
+_INITIALISM_WORDS = (3, 5)  # "CSM", "RMA", "SLA" ... "MSDS": shorter ones collide with words and codes
+
+
+def _initialisms(text: str) -> frozenset[str]:
+    """The initials of each run of capitalised words ("Customer Success Manager" -> "csm", "Bill of Materials" ->
+    "bom"): a page that spells a role or a document out answers a question that abbreviates it."""
+    found: set[str] = set()
+    low, high = _INITIALISM_WORDS
+    for run in _CAPITALISED_RUN.findall(text):
+        words = run.split()
+        for i in range(len(words)):
+            for j in range(i + 1, min(len(words), i + high + 2) + 1):
+                part = words[i:j]
+                if not part[0][0].isupper() or not part[-1][0].isupper():
+                    continue
+                spelled = "".join(w[0] for w in part if w != "&").lower()
+                kept = "".join(w[0] for w in part if w[0].isupper()).lower()
+                found |= {x for x in (spelled, kept) if low <= len(x) <= high}
+    return frozenset(found)
 
 
 # "(28 February 1895 – 7 March 1979)", "(1702 – 12 October 1768)": two dates joined by a dash in brackets
@@ -147,9 +217,24 @@ def question_terms(question: str) -> list[str]:
     asked = _COMPARATIVE.sub(lambda m: DIMENSIONS[m.group(0).lower()], question)
     if asks_duration(asked):
         asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
+    asked = _PHRASAL_VERB.sub(" ", asked)
+    asked = _POINTER.sub(" ", asked)
     return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), asked))
 
 
+# A light verb with a particle ("went down", "came out of", "held up"): the pair means what pages say in other
+# words (an outage, a result, a delay); the verb alone would weigh as a rare word and match nothing meant.
+_PHRASAL_VERB = re.compile(
+    r"\b(?:go|goes|going|went|gone|come|comes|coming|came|get|gets|getting|got|gotten|hold|holds|held|put|puts|"
+    r"take|takes|took|taken|turn|turns|turned|set|sets|run|runs|ran|bring|brings|brought)"
+    r"(?=\s+(?:up|down|out|off|over|back|through|away|around)\b)",
+    re.IGNORECASE,
+)
+# "the supplier named in QA-57", "the customer mentioned on the page": how the question points at the thing, not
+# a word the answer holds
+_POINTER = re.compile(
+    r"\b(?:named|mentioned|listed|referenced|cited|linked)(?=\s+(?:in|on|by)\b)", re.IGNORECASE
+)
 _DURATION_VERB = re.compile(r"\b(?:take|takes|took|taken|last|lasts|lasted)\b", re.IGNORECASE)
 
 
@@ -493,16 +578,31 @@ TYPE_NOUNS = {
     **dict.fromkeys(["date", "year", "birthdai"], "date"),
     "place": "place",
     "rate": "rate",
+    **dict.fromkeys(["email", "mail"], "email"),
+    "channel": "channel",
+    **dict.fromkeys(["phone", "telephon"], "phone"),
+    **dict.fromkeys(["url", "websit"], "url"),
 }  # not "location", "time", "name": pages name those ("Location: Brno"), and the page that does is the answer
-# a rate is a quantity per something ("~4,000 messages/sec", "2 visits per week") or a share ("0.4%")
-_RATE = re.compile(r"\d[\d,.]*\s?(?:[^\W\d]+\s?)?(?:/\s?[^\W\d]+|per\s+[^\W\d]+)|\d\s?%", re.IGNORECASE)
+# how to reach someone or something: a unit showing the address says it, whatever its words
+ADDRESS_KINDS = frozenset(["email", "channel", "phone", "url"])
+_SHOWN_BY = {
+    # a rate is a quantity per something ("~4,000 messages/sec", "2 visits per week") or a share ("0.4%")
+    "rate": re.compile(r"\d[\d,.]*\s?(?:[^\W\d]+\s?)?(?:/\s?[^\W\d]+|per\s+[^\W\d]+)|\d\s?%", re.IGNORECASE),
+    "email": re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # "who do I email": an address answers
+    "channel": re.compile(
+        r"(?<![\w&])#[a-z0-9][\w-]*[a-z0-9]", re.IGNORECASE
+    ),  # a chat channel, "#eng-platform"
+    "phone": re.compile(r"\+?\d[\d ().-]{7,}\d"),
+    "url": re.compile(r"\bhttps?://\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|nl|de|se)\b"),
+}
 
 
 def shows_type(sentence: str, term: str) -> bool:
-    """Whether a sentence shows the answer type a type noun of the question names ("date" -> a date in it)."""
+    """Whether a sentence shows the answer type a type noun of the question names ("date" -> a date in it, "email"
+    -> an address)."""
     kind = TYPE_NOUNS.get(term)
-    if kind == "rate":
-        return bool(_RATE.search(sentence))
+    if kind in _SHOWN_BY:
+        return bool(_SHOWN_BY[kind].search(sentence))
     return bool(kind) and has_answer_shape(sentence, kind)  # type: ignore[arg-type]
 
 

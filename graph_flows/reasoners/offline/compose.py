@@ -26,6 +26,7 @@ from graph_flows.reading import (
     has_answer_shape,
     holds,
     precise_date,
+    shows_type,
     stem,
     term_set,
     values,
@@ -81,7 +82,7 @@ def compose(
                 continue
             nxt = by_id.get(chain[i + 1]) if i + 1 < len(chain) else None
             if nxt is not None:
-                bridge = bridge_unit(e, nxt)
+                bridge = bridge_unit(e, nxt, lexicon)
                 if bridge:
                     say(bridge, eid, aspect["id"])
                     bridged |= term_set(bridge) | term_set(e["title"])
@@ -396,8 +397,10 @@ def scored_units(
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
         unit_terms = term_set(unit.text)
         around = context_terms(e, unit)
-        cov = sum(v for t, v in weights.items() if holds(unit_terms, t) or holds(around, t)) / total
-        own = sum(v for t, v in weights.items() if holds(unit_terms, t)) / total
+        # a type noun is held by a unit showing that type ("email": an address)
+        in_unit = {t for t in weights if holds(unit_terms, t) or shows_type(unit.text, t)}
+        own = sum(weights[t] for t in in_unit) / total
+        cov = sum(v for t, v in weights.items() if t in in_unit or holds(around, t)) / total
         if has_answer_shape(unit.text, kind):
             shape = w.CAUSE_BONUS + w.SHAPE_BONUS if kind == "explanation" else w.SHAPE_BONUS
         else:  # "when" answered by a sentence with no date in it is not an answer, however close its words

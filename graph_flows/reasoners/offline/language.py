@@ -431,7 +431,9 @@ def qualifiers(question: str, entities: Sequence[str]) -> list[str]:
 # word, so "X and Y" inside one question (a comparison, a list) stays whole.
 _SECOND_PART = re.compile(
     r"(?:,\s*and\s+|;\s*(?:and\s+)?|\?\s+(?:and\s+)?)(?=(?:what|when|which|who|whom|where|why|how|is|are|was|were|"
-    r"does|do|did|can|could|should|will|has|have|with what|by when|in what|at what|since when)\b)",
+    r"does|do|did|can|could|should|will|has|have|with what|by when|in what|at what|since when)\b)"
+    # without a comma, a question word that opens a clause of its own ("... and which tickets came out of it")
+    r"|\s+and\s+(?=(?:what|when|which|who|whom|where|why|how)\s+\w+\s+\w+)",
     re.I,
 )
 _ELLIPTIC = re.compile(

@@ -20,12 +20,15 @@ from typing import Any
 
 from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
+    ADDRESS_KINDS,
     LIFE_EVENTS,
     QUANTITY_KINDS,
+    TYPE_NOUNS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     Unit,
     addresses_assistant,
+    also_said,
     asks_duration,
     has_answer_shape,
     holds,
@@ -470,7 +473,7 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
     """Every constraint word occurs (as a token) in one of the texts."""
     if not words:
         return True
-    found = {t for text in texts for t in tokens(text)}
+    found = {t for text in texts for t in (*tokens(text), *also_said(text))}
     return all(
         _has_version(word, texts)
         if VERSION.fullmatch(word)
@@ -634,9 +637,12 @@ def answering_reading(
     if not rest:
         return last
     onward = read(last.evidence, rest, total, kind)
-    if onward.coverage <= 0:
+    # an address the rest asks for ("who do I email") is said by a unit showing one
+    shown = frozenset(t for t in rest if TYPE_NOUNS.get(t) in ADDRESS_KINDS and shows_type(onward.best, t))
+    if onward.coverage <= 0 and not shown:
         return last
-    return replace(last, best=onward.best, covered=onward.covered, coverage=onward.coverage)
+    covered = onward.covered | shown
+    return replace(last, best=onward.best, covered=covered, coverage=sum(rest[t] for t in covered) / total)
 
 
 def _grounded(
@@ -719,9 +725,10 @@ def names_a_sibling(text: str, constraint: str) -> bool:
     return False
 
 
-def bridge_unit(e: Evidence, nxt: Evidence) -> str | None:
+def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> str | None:
     """The unit of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
-    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King")."""
+    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King"); with a `lexicon`,
+    a page by one of its aliases ("NWL Reno called" names Northwind Logistics)."""
     title = nxt["title"]
     names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
     targets = [normalise(n) for n in names if n and len(normalise(n)) > 2]
@@ -729,6 +736,10 @@ def bridge_unit(e: Evidence, nxt: Evidence) -> str | None:
         text = normalise(unit.text)
         if any(re.search(rf"\b{re.escape(t)}\b", text) for t in targets):
             return unit.text
+    if lexicon is not None:
+        for unit in readable_units(e):
+            if any(nxt["doc_id"] in lexicon.resolve(name) for name in lexicon.names_in(unit.text)):
+                return unit.text
     return None
 
 

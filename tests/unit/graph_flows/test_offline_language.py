@@ -17,6 +17,7 @@ from graph_flows.reading import (
     precise_date,
     question_terms,
     shows_type,
+    stem,
     term_set,
     units,
     values,
@@ -45,6 +46,7 @@ from graph_flows.reasoners.offline.language import (
 from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
     _other_release,
+    bridge_unit,
     focus_row,
     mentions_all,
     names_a_sibling,
@@ -384,6 +386,11 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("which board revision failed?", ["board", "rev", "fail"]),
         ("who owns the kiln, and who made it?", ["own", "kiln", "make"]),  # "Owner:", "maker" say the same
         ("when will they revisit the specification?", ["revisit", "spec"]),
+        # a light verb with a particle means what pages say in other words; how the question points is no word
+        ("which kiln went down on the 3rd?", ["kiln", "3"]),
+        ("what came out of the glaze audit?", ["glaze", "audit"]),
+        ("who do I call at the mill named in PO-12?", ["call", "mill", "po", "12"]),
+        ("when did the bakery go live?", ["bakeri", "go", "live"]),
     ],
 )
 def test_question_terms_leave_out_the_question_form(question: str, expected: list[str]) -> None:
@@ -561,6 +568,12 @@ def test_the_links_of_one_chain_never_conflict() -> None:
         ("Refunds: 3 per week at most", "rate", True),
         ("Churn last quarter: 2.5%", "rate", True),
         ("Rate card: see Finance.", "rate", False),
+        # how to reach someone is shown by the address
+        ("Account lead · Mara Voss (mara.voss@millworks.de)", "email", True),
+        ("Account lead · Mara Voss", "email", False),
+        ("Questions go to #kiln-ops.", "channel", True),
+        ("Q&A #1 is on Monday.", "channel", False),
+        ("Front desk: +31 30 123 4567", "phone", True),
     ],
 )
 def test_a_type_noun_is_shown_by_the_answers_shape(sentence: str, term: str, shown: bool) -> None:
@@ -749,6 +762,12 @@ def test_a_when_answered_by_a_quarter_gets_the_day_the_passage_names() -> None:
         ("how do the Leeds and York depots differ?", ["how do the Leeds and York depots differ?"]),
         ("which opened first, Leeds or York?", ["which opened first, Leeds or York?"]),
         ("what are the safety and fire rules?", ["what are the safety and fire rules?"]),
+        # a question word opening a clause of its own asks a second thing, comma or not
+        (
+            "what caused the kiln fire and which tickets came out of it?",
+            ["what caused the kiln fire", "which tickets came out of it (what caused the kiln fire)"],
+        ),
+        ("who built the kiln and when?", ["who built the kiln and when?"]),
     ],
 )
 def test_a_message_asking_two_things_is_read_as_two_questions(question: str, parts: list[str]) -> None:
@@ -917,3 +936,29 @@ def test_a_pick_by_time_reads_each_sides_date_as_the_event() -> None:
 )
 def test_a_life_span_after_a_name_says_a_birth_and_a_death(text: str, says: bool) -> None:
     assert ({"birth", "death"} <= term_set(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "held"),
+    [
+        ("2026-03-14: kiln 2 relined", "march", True),  # an ISO date is in its month
+        ("kiln 2 relined on 14 Sept", "september", True),  # ("Mar" stays a word: "to mar")
+        ("kiln 2 relined in 2026", "march", False),
+        ("Regional Quality Lead: Mara Voss", "rql", True),  # a spelled-out role is its initials
+        ("Bill of Materials for the F5", "bom", True),
+        ("the regional quality lead", "rql", False),  # lower case is prose, not a name
+        ("Mara Voss", "mv", False),  # two letters collide with words and codes
+    ],
+)
+def test_a_text_says_a_dates_month_and_a_names_initials(text: str, term: str, held: bool) -> None:
+    assert holds(term_set(text), stem(term)) is held
+
+
+def test_a_page_named_by_its_alias_in_the_bridge_is_the_hops_reason() -> None:
+    text = "Millworks said the flour ships late."
+    ticket = {"id": "E1", "doc_id": "doc:PO-12", "title": "PO-12: Late flour", "text": text}
+    # the page titled "Northmill GmbH" is the document the alias "Millworks" resolves to
+    page = {"id": "E2", "doc_id": "doc:Millworks", "title": "Northmill GmbH", "text": "# Northmill GmbH"}
+    assert bridge_unit(ticket, page) is None  # the page's title is nowhere in the ticket
+    assert bridge_unit(ticket, page, Lexicon(["Millworks"])) == text  # type: ignore[arg-type]
+    assert bridge_unit(ticket, page, Lexicon(["Flourco"])) is None  # type: ignore[arg-type]
