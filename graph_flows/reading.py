@@ -118,6 +118,12 @@ _DERIVATIONS = {
     "given": "give",
     "built": "build",
     "brought": "bring",
+    # a unit of measure and its symbol ("how many kilos": "600 kg")
+    "kilo": "kg",
+    "kilogram": "kg",
+    "kilometr": "km",
+    "kilomet": "km",
+    "pound": "lb",
     # a long word and the clipping people write for it ("rev C" for revision C): read as the clipping, which is
     # too short to match other words by prefix ("revis" would match "revisit")
     "revis": "rev",

@@ -33,6 +33,7 @@ from graph_flows.reading import (
     has_answer_shape,
     holds,
     precise_date,
+    replaced_names,
     shows_type,
     states_duration,
     term_set,
@@ -179,8 +180,9 @@ def reflect(
             and not any(lexicon.resolve(name) for name in aspect["entities"])
             and not plan.get("comparison")
             and not (best_chain and best_cov >= w.ESTABLISHED)
-            # the best reading goes through a bridge: a hop is missing, not a paraphrase
-            and len(best_chain) <= 1
+            # the best reading goes through a bridge: a hop is missing, not a paraphrase (a policy and the
+            # one it replaces are one subject, no bridge)
+            and (len(best_chain) <= 1 or _replaces_along(best_chain, by_id))
         ):
             meant = by_meaning(readings, kind, head, where, constraints, asked)
         if meant is not None:
@@ -309,6 +311,14 @@ def _constraints(aspect: dict[str, Any], all_sides: Sequence[str], lexicon: Lexi
     """Names and codes this aspect insists on, minus the other sides of a comparison."""
     others = {t for side in all_sides if side not in aspect["entities"] for t in tokens(side)}
     return [c for c in constraint_words(aspect["text"]) if c not in others]
+
+
+def _replaces_along(chain: list[str], by_id: dict[str, Evidence]) -> bool:
+    """Each link of the chain says it replaces the next ("supersedes the 2023 Annual Leave Policy")."""
+    return all(
+        any(normalise(name) == normalise(by_id[nxt]["title"]) for name in replaced_names(by_id[link]["text"]))
+        for link, nxt in pairwise(chain)
+    )
 
 
 def _defers(kind: str, unit: str) -> bool:
@@ -612,10 +622,15 @@ def focus_row(text: str, focus: Sequence[str]) -> str:
     if not focus or UNIT_SEPARATOR not in text:
         return text
     cells = text.split(UNIT_SEPARATOR)
-    asked = [c for c in cells[1:] if any(mentions_all([f], [c.split(":", 1)[0]]) for f in focus)]
-    if asked and len(asked) < len(cells) - 1:
-        return UNIT_SEPARATOR.join([cells[0], *dict.fromkeys(asked)])
+    # a row keyed by a code ("Code: S-5") is named by its next cell ("Supplier: Orbis Sensors") too
+    label = cells[:2] if _ROW_CODE.fullmatch(cells[0].partition(": ")[2].strip()) else cells[:1]
+    asked = [c for c in cells[len(label) :] if any(mentions_all([f], [c.split(":", 1)[0]]) for f in focus)]
+    if asked and len(label) + len(asked) < len(cells):
+        return UNIT_SEPARATOR.join([*label, *dict.fromkeys(asked)])
     return text
+
+
+_ROW_CODE = re.compile(r"[A-Z]{1,4}-?\d{1,5}[A-Za-z]?")
 
 
 def row_values(text: str) -> str:

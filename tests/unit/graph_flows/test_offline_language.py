@@ -46,6 +46,7 @@ from graph_flows.reasoners.offline.language import (
 from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
     _other_release,
+    _replaces_along,
     bridge_unit,
     focus_row,
     mentions_all,
@@ -294,6 +295,10 @@ def test_a_row_is_quoted_with_the_asked_columns_only() -> None:
     )
     assert unit_text(row, ["p4"]) == "Spec: Top speed · P4: 2.0 m/s"
     assert unit_text(row, []) == row.text
+    # a row keyed by a code keeps the cell that names the thing
+    table = "| Code | Mill | Grain | Buyer |\n|---|---|---|---|\n| M-7 | Northmill GmbH | rye | Mara Voss |"
+    [coded] = [u for u in units(table) if u.kind == "row"]
+    assert unit_text(coded, ["buyer"]) == "Code: M-7 · Mill: Northmill GmbH · Buyer: Mara Voss"
 
 
 @pytest.mark.parametrize(
@@ -391,6 +396,7 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("what came out of the glaze audit?", ["glaze", "audit"]),
         ("who do I call at the mill named in PO-12?", ["call", "mill", "po", "12"]),
         ("when did the bakery go live?", ["bakeri", "go", "live"]),
+        ("how many kilos does the cart hold?", ["kg", "cart", "hold"]),  # a unit of measure is its symbol
     ],
 )
 def test_question_terms_leave_out_the_question_form(question: str, expected: list[str]) -> None:
@@ -962,3 +968,13 @@ def test_a_page_named_by_its_alias_in_the_bridge_is_the_hops_reason() -> None:
     assert bridge_unit(ticket, page) is None  # the page's title is nowhere in the ticket
     assert bridge_unit(ticket, page, Lexicon(["Millworks"])) == text  # type: ignore[arg-type]
     assert bridge_unit(ticket, page, Lexicon(["Flourco"])) is None  # type: ignore[arg-type]
+
+
+def test_a_policy_and_the_one_it_replaces_are_no_bridge() -> None:
+    new = {"id": "E1", "title": "Leave Policy", "text": "This policy supersedes the Leave Policy 2023."}
+    old = {"id": "E2", "title": "Leave Policy 2023", "text": "Staff get 25 days."}
+    other = {"id": "E3", "title": "Kiln Log", "text": "Kiln 2 relined."}
+    by_id = {e["id"]: e for e in (new, old, other)}
+    assert _replaces_along(["E1", "E2"], by_id)  # type: ignore[arg-type]
+    assert not _replaces_along(["E1", "E3"], by_id)  # type: ignore[arg-type]
+    assert not _replaces_along(["E2", "E1"], by_id)  # type: ignore[arg-type]
