@@ -85,10 +85,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             for doc_id in knowledge.resolve([seed], principals).get(seed, [])[:2]:
                 seed_docs.append((doc_id, origins.get(seed)))
         for rank, (doc_id, parent) in enumerate(seed_docs):
-            # a hop reads the named document for what the passage naming it leaves unsaid ("the performer of
-            # song X": the song's passage said who; the performer's page is read for where she died)
-            said = by_id[parent]["title"] + " " + by_id[parent]["text"] if parent in by_id else ""
-            onward = {t for t in focus if not holds(term_set(said), t)} or focus
+            onward = _unsaid(focus, by_id.get(parent) if parent else None)
             hit, n, rest = _best_chunk(knowledge, doc_id, principals, onward, with_rest=True)
             skimmed += n
             for chunk in (hit, rest):
@@ -104,10 +101,18 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
                 if doc_id in have_docs:
                     continue
                 parent = _parent_for(doc_id, knowledge, principals, seed_docs, by_id, evidence)
-                hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus)
+                hit, n, rest = _best_chunk(
+                    knowledge,
+                    doc_id,
+                    principals,
+                    _unsaid(focus, by_id.get(parent) if parent else None),
+                    with_rest=True,
+                )
                 skimmed += n
                 if hit is not None:
                     add(hit, "expand", parent, score)
+                if rest is not None:
+                    more.append((rest, "expand", parent, score))
                 if len(new) >= flow_settings.evidence_per_round:
                     break
     new = new[: flow_settings.evidence_per_round + len(plan.get("entities", []))]
@@ -162,6 +167,15 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         "read_docs": list(dict.fromkeys([*state["read_docs"], *(e["doc_id"] for e in new)])),
         "trace": [*state["trace"], entry],
     }
+
+
+def _unsaid(focus: set[str], parent: Evidence | None) -> set[str]:
+    """A hop reads the next document for what the passage leading there leaves unsaid ("the performer of song
+    X": the song's passage said who; the performer's page is read for where she died)."""
+    if parent is None:
+        return focus
+    said = term_set(parent["title"] + " " + parent["text"])
+    return {t for t in focus if not holds(said, t)} or focus
 
 
 def _best_chunk(

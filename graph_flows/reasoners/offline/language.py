@@ -327,6 +327,18 @@ def implied_terms(question: str) -> list[str]:
     return ["birth"] if _AGE.search(question) else []
 
 
+# "the customer that hosts our canary robots", "the motors whose late delivery held up 4.2": a thing the
+# question picks out by what another passage says of it (a bridge), before asking about it
+_RELATIVE_CLAUSE = re.compile(
+    r"\b(?:the|a|an|our|their|its|this)\s+(?:[\w-]+\s+){0,2}?[\w-]+\s+(?:that|whose|who|which)\s+(?!is\b|are\b)\w",
+    re.I,
+)
+
+
+def picks_by_relative_clause(question: str) -> bool:
+    return bool(_RELATIVE_CLAUSE.search(question))
+
+
 def picks_by_time(question: str) -> bool:
     """A comparison that picks by when ("which came out first", "who was born later"): each side's date is
     what is compared, so a date in its passage says the event ("a 1997 film" says when it came out)."""

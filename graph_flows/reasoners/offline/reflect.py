@@ -46,6 +46,7 @@ from graph_flows.reasoners.offline.language import (
     VERSION,
     asked_head,
     constraint_words,
+    picks_by_relative_clause,
     picks_by_time,
     qualifiers,
     words_for,
@@ -181,8 +182,10 @@ def reflect(
             and not plan.get("comparison")
             and not (best_chain and best_cov >= w.ESTABLISHED)
             # the best reading goes through a bridge: a hop is missing, not a paraphrase (a policy and the
-            # one it replaces are one subject, no bridge)
+            # one it replaces are one subject, no bridge); so does a question picking its subject out by a
+            # relative clause ("the customer that hosts our canary robots"): the closest unit is the bridge's
             and (len(best_chain) <= 1 or _replaces_along(best_chain, by_id))
+            and not picks_by_relative_clause(asked)
         ):
             meant = by_meaning(readings, kind, head, where, constraints, asked)
         if meant is not None:
@@ -446,7 +449,8 @@ def unseen_terms(weights: dict[str, float], lexicon: Lexicon) -> frozenset[str]:
     """The question's words no visible document uses ("vacation" where the pages say "paid time off"): text
     search cannot find them, so only the embedder can say whether a unit says them in other words."""
     never = lexicon.idf("\x00")  # the weight of a term in no document
-    return frozenset(t for t, v in weights.items() if v >= never - 1e-9 and len(t) > 2)
+    # (a short code no page uses, "p9", is a name that is missing, not a word said otherwise; "owe" stems short)
+    return frozenset(t for t, v in weights.items() if v >= never - 1e-9 and (len(t) > 2 or t.isalpha()))
 
 
 def _carry_unseen(
@@ -538,6 +542,12 @@ def best_chain_for(
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
+        # the document a hop reaches may say why it is the one in another section ("the customer that hosts
+        # our canary robots": its sites section; its uptime is under commitments)
+        reached: set[str] = set()
+        if hop:
+            last_doc = by_id[chain[-1]]["doc_id"]
+            reached = set().union(*(r.covered for r in readings.values() if r.evidence["doc_id"] == last_doc))
         if by_id[chain[0]]["doc_id"] in own:
             covered |= entity_terms & set(weights)  # the page is the entity, named by its alias
         lexical_part = sum(weights[t] for t in covered) / total
@@ -585,6 +595,7 @@ def best_chain_for(
             for link, nxt in pairwise(chain):
                 said = f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
                 held |= {t for t in relation if holds(term_set(said), t)} | readings[link].covered
+            held |= reached
             paraphrased = len(chain) == 1 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
             if any(t not in held for t in heaviest) and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)

@@ -39,6 +39,7 @@ from graph_flows.reasoners.offline.language import (
     followup_question,
     is_followup,
     pick_direction,
+    picks_by_relative_clause,
     qualifiers,
     question_parts,
     side_words,
@@ -978,3 +979,31 @@ def test_a_policy_and_the_one_it_replaces_are_no_bridge() -> None:
     assert _replaces_along(["E1", "E2"], by_id)  # type: ignore[arg-type]
     assert not _replaces_along(["E1", "E3"], by_id)  # type: ignore[arg-type]
     assert not _replaces_along(["E2", "E1"], by_id)  # type: ignore[arg-type]
+
+
+class _Weights(Lexicon):
+    """Term weights as a store would give them: 'owe' is in no page (the weight of a term in no document)."""
+
+    NEVER = 5.0
+
+    def idf(self, term: str) -> float:
+        return {"ow": self.NEVER, "\x00": self.NEVER, "host": 4.0, "discount": 3.0}.get(term, 2.0)
+
+
+def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
+    question = "what discount do we owe the bakery that hosts our kiln trial?"
+    assert picks_by_relative_clause(question)
+    ticket = {"id": "E1", "doc_id": "doc:KB-4", "title": "KB-4: Kiln trial", "parent": None, "dense": 0.4,
+              "text": "Kiln trial of glaze 3 runs at the Leeds bakery of Crumb and Co."}  # fmt: skip
+    terms_ = {"id": "E2", "doc_id": "doc:crumb", "title": "Crumb and Co", "parent": "E1", "dense": 0.4,
+              "text": "## Terms\n- Discount: 12% on all glaze orders."}  # fmt: skip
+    sites = {**terms_, "id": "E3", "text": "## Sites\nThe Leeds bakery also hosts our kiln trial."}
+    plan = {
+        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    lexicon = _Weights([])
+    assert reflect(plan, [ticket, terms_, sites], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
+    # without the section saying it hosts the trial, the page's discount is some bakery's, not the one asked
+    assert reflect(plan, [ticket, terms_], lexicon, max_seeds=3).established == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from graph_flows.config import FlowConfig
@@ -52,3 +53,51 @@ def test_a_hop_reads_the_chunk_with_what_the_bridge_leaves_unsaid() -> None:
     # the chunk that repeats the song's words is not what the hop is for: where she died is
     assert "t:vale#2" in read
     assert all(e["parent"] == "E1" for e in out["evidence"] if e["doc_id"] == "t:vale")
+
+
+TRIAL = _Hit(
+    "t:kb4#0", "t:kb4", "KB-4: Kiln trial", "Kiln trial of glaze 3 runs at the Leeds bakery of Crumb and Co."
+)
+CRUMB = [
+    _Hit("t:crumb#0", "t:crumb", "Crumb and Co", "The Leeds bakery also hosts our kiln trial of glaze 3."),
+    _Hit("t:crumb#1", "t:crumb", "Crumb and Co", "Founded in 1950 as a family bakery."),
+    _Hit("t:crumb#2", "t:crumb", "Crumb and Co", "Terms: a discount of 12% on glaze orders."),
+]
+
+
+@dataclass
+class _Neighbours(FakeKnowledge):
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[_Hit]:
+        return CRUMB if doc_id == "t:crumb" else [TRIAL]
+
+    def expand(self, seeds: Any, principals: frozenset[str], k: int = 10) -> list[tuple[str, float]]:
+        return [("t:crumb", 0.9)]
+
+    def neighbors(self, seeds: Any, principals: frozenset[str], types: Any = None) -> list[Any]:
+        return [TRIAL]  # the bakery's page and the ticket are linked
+
+
+def test_an_expanded_neighbour_is_read_for_what_the_passage_before_it_leaves_unsaid() -> None:
+    question = "what discount do we give the bakery that hosts our kiln trial?"
+    trial = {**evidence_from_hit("E1", TRIAL, 1, 1, "text", None, 1.0), "relevance": 0.9}
+    state: dict[str, Any] = {
+        "principals": ["public"],
+        "round": 1,
+        "turn": 1,
+        "evidence": [trial],
+        "plan": {"effective_question": question, "entities": []},
+        "question": question,
+        "tried_queries": [],
+        "direction": "graph",
+        "next_queries": [],
+        "modes": ["text", "graph"],
+        "seeds": [],
+        "seed_origins": {},
+        "read_docs": ["t:kb4"],
+        "trace": [],
+    }
+    out = retrieve(state, knowledge=_Neighbours(), flow_settings=FlowConfig())  # type: ignore[arg-type]
+    read = {e["chunk_id"] for e in out["evidence"] if e["doc_id"] == "t:crumb"}
+    # the discount (what the ticket leaves unsaid), and the section saying this is the bakery that hosts it
+    assert read == {"t:crumb#2", "t:crumb#0"}
+    assert all(e["parent"] == "E1" for e in out["evidence"] if e["doc_id"] == "t:crumb")
