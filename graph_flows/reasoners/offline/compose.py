@@ -33,7 +33,7 @@ from graph_flows.reading import (
 )
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.language import constraint_words, pick_direction
+from graph_flows.reasoners.offline.language import constraint_words, pick_direction, subordinate_terms
 from graph_flows.reasoners.offline.reflect import (
     asked_question,
     aspect_kind,
@@ -103,6 +103,11 @@ def compose(
                     or {t: v for t, v in weights.items() if t not in named}
                     or weights
                 )
+            else:
+                # a clause picking out the occasion ("whose Reno site went down") found the document; the rest
+                # of the question picks the unit
+                clause = subordinate_terms(question)
+                weights = {t: v for t, v in weights.items() if t not in clause} or weights
             others = _other_sides(plan, aspect)
             asked = aspect["text"] if plan.get("comparison") else question  # a side is read for itself
             # a compared side is described from all its page says; a fact comes from the passage that holds it

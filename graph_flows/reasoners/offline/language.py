@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, normalise, tokens
-from graph_flows.reading import TYPE_NOUNS, stem, terms
+from graph_flows.reading import TYPE_NOUNS, question_terms, stem, terms
 from graph_flows.reasoners.base import Lexicon
 
 _FOLLOWUP_START = re.compile(
@@ -337,6 +337,17 @@ _RELATIVE_CLAUSE = re.compile(
 
 def picks_by_relative_clause(question: str) -> bool:
     return bool(_RELATIVE_CLAUSE.search(question))
+
+
+# A clause inside the question that picks out the occasion or the thing ("when we enforced YubiKeys", "whose
+# Reno site went down"), up to the next comma or the end; never the question's opening word
+_SUBORDINATE = re.compile(r"(?<=\w)\s+(?:when|whenever|after|before|while|whose|that|which|who|where)\s+([^,;?]+)", re.I)
+
+
+def subordinate_terms(question: str) -> frozenset[str]:
+    """The terms of the clauses that pick out what the question is about rather than what it asks: a passage
+    holding the answer may say them anywhere, not in the answering sentence."""
+    return frozenset(t for m in _SUBORDINATE.finditer(question) for t in question_terms(m.group(1)))
 
 
 def picks_by_time(question: str) -> bool:

@@ -36,6 +36,7 @@ from graph_flows.reading import (
     replaced_names,
     shows_type,
     states_duration,
+    stem,
     term_set,
     terms,
     units,
@@ -49,6 +50,7 @@ from graph_flows.reasoners.offline.language import (
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
+    subordinate_terms,
     words_for,
 )
 from graph_flows.state import Evidence, Gap
@@ -158,6 +160,7 @@ def reflect(
             where,
             own,
             bool(plan.get("comparison")) and picks_by_time(asked),
+            subordinate_terms(asked),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
@@ -488,10 +491,11 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
     if not words:
         return True
     found = {t for text in texts for t in (*tokens(text), *also_said(text))}
+    stems = {stem(t) for t in found}  # "YubiKeys" is named by "YubiKey"
     return all(
         _has_version(word, texts)
         if VERSION.fullmatch(word)
-        else word in found or any(part in found for part in word.split("-"))
+        else word in found or stem(word) in stems or any(part in found for part in word.split("-"))
         for word in words
     )
 
@@ -517,6 +521,7 @@ def best_chain_for(
     where: Sequence[str] = (),
     own: frozenset[str] = frozenset(),
     dated: bool = False,
+    clause: frozenset[str] = frozenset(),
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -525,6 +530,9 @@ def best_chain_for(
     # a comparison side is answered from its own passages, never by ending on another side's page
     elsewhere = {eid for eid in readings if is_entity_passage(by_id[eid], other_sides)} - entity_roots
     candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
+    doc_says: dict[str, frozenset[str]] = {}  # what each document's read passages say, anywhere in them
+    for r in readings.values():
+        doc_says[r.evidence["doc_id"]] = doc_says.get(r.evidence["doc_id"], frozenset()) | r.anywhere
     for eid in readings:
         for namer in (named_by or {}).get(eid, [])[:4]:
             # a list is asked of one document: it is not assembled from the documents it names
@@ -542,6 +550,9 @@ def best_chain_for(
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
+        # the occasion the question picks out ("when we enforced YubiKeys") said anywhere in the document
+        occasion = doc_says.get(by_id[eid]["doc_id"], frozenset()) & clause if len(chain) == 1 else frozenset()
+        covered |= occasion
         # the document a hop reaches may say why it is the one in another section ("the customer that hosts
         # our canary robots": its sites section; its uptime is under commitments)
         reached: set[str] = set()
@@ -564,7 +575,7 @@ def best_chain_for(
             # one passage: the asked words must be where the answer is (its unit, heading, title), not just
             # somewhere on the page; a chain: anywhere along it
             found = (
-                reading.covered
+                reading.covered | occasion
                 if len(chain) == 1
                 else set().union(*(readings[link].anywhere for link in chain))
             )
@@ -591,7 +602,7 @@ def best_chain_for(
             heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
             # after a hop: what the bridge units say (why the chain goes on) and the answering unit; the
             # pages' other sentences do not count ("shipped" somewhere on a roadmap is not robots shipped)
-            held = set(reading.covered)
+            held = set(reading.covered) | occasion
             for link, nxt in pairwise(chain):
                 said = f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
                 held |= {t for t in relation if holds(term_set(said), t)} | readings[link].covered
@@ -616,7 +627,7 @@ def best_chain_for(
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
         elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
-        if constraints and not _grounded(constraints, chain, by_id, reading):
+        if constraints and not _grounded(constraints, chain, by_id, reading, clause):
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
@@ -672,7 +683,11 @@ def answering_reading(
 
 
 def _grounded(
-    constraints: Sequence[str], chain: list[str], by_id: dict[str, Evidence], reading: Reading
+    constraints: Sequence[str],
+    chain: list[str],
+    by_id: dict[str, Evidence],
+    reading: Reading,
+    clause: frozenset[str] = frozenset(),
 ) -> bool:
     """The names and codes the question insists on occur where the answer is: each in the chain's passages,
     and most of them right at the answering unit (the unit, its heading or title, or after a hop the unit of an
@@ -687,8 +702,14 @@ def _grounded(
         for link, nxt in pairwise(chain)
     ]
     anywhere = [f"{by_id[link]['title']} {by_id[link]['text']}" for link in chain]
-    at_answer = sum(mentions_all([c], near) for c in constraints)
-    if not mentions_all(constraints, anywhere) or 2 * at_answer < len(constraints):
+    # a name in a clause picking out the occasion ("when we enforced YubiKeys") may be anywhere in the document
+    pointed = [c for c in constraints if stem(c) not in clause]
+    documents = {by_id[link]["doc_id"] for link in chain}
+    whole = [e["text"] for e in by_id.values() if e["doc_id"] in documents]
+    at_answer = sum(mentions_all([c], near) for c in pointed)
+    if not mentions_all(pointed, anywhere) or not mentions_all(constraints, anywhere + whole):
+        return False
+    if 2 * at_answer < len(pointed):
         return False
     if not mentions_all([c for c in constraints if VERSION.fullmatch(c)], near):
         return False  # a release is named where its facts are: "4.3" on a page of 4.2 plans is a passing word

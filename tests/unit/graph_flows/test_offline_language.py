@@ -43,6 +43,7 @@ from graph_flows.reasoners.offline.language import (
     qualifiers,
     question_parts,
     side_words,
+    subordinate_terms,
 )
 from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
@@ -1007,3 +1008,38 @@ def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
     assert reflect(plan, [ticket, terms_, sites], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
     # without the section saying it hosts the trial, the page's discount is some bakery's, not the one asked
     assert reflect(plan, [ticket, terms_], lexicon, max_seeds=3).established == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "clause"),
+    [
+        ("how many kilns were relined when we switched to Basalt bricks?", {"switch", "basalt", "brick"}),
+        ("who runs the bakery whose Leeds oven failed?", {"leed", "oven", "fail"}),
+        ("when is the Q2 glaze review?", set()),  # the opening question word picks nothing out
+        ("which release fixes the oven crash?", set()),
+    ],
+)
+def test_the_clause_picking_out_the_occasion(question: str, clause: set[str]) -> None:
+    assert subordinate_terms(question) == clause
+
+
+def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
+    question = "how many kilns were relined when we switched to Basalt bricks?"
+    body = {"id": "E1", "doc_id": "doc:KB-9", "title": "KB-9: Brick change", "parent": None, "dense": 0.3,
+            "text": "Switch the kiln lining to Basalt bricks from March."}  # fmt: skip
+    comment = {**body, "id": "E2", "text": "Comment by ana on 2026-03-20: 14 kilns relined so far."}
+    plan = {
+        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    lexicon = _Weights([])
+    assert reflect(plan, [body, comment], lexicon, max_seeds=3).established == {"a1": ["E2"]}
+    # another document's relining count is not the one the clause picks out
+    other = {**comment, "doc_id": "doc:KB-3", "title": "KB-3: Oven service"}
+    assert reflect(plan, [body, other], lexicon, max_seeds=3).established == {}
+
+
+def test_a_name_is_mentioned_by_its_singular() -> None:
+    assert mentions_all(["yubikeys"], ["Roll out YubiKey 5 keys."])
+    assert not mentions_all(["yubikeys"], ["Roll out hardware keys."])
