@@ -341,7 +341,9 @@ def picks_by_relative_clause(question: str) -> bool:
 
 # A clause inside the question that picks out the occasion or the thing ("when we enforced YubiKeys", "whose
 # Reno site went down"), up to the next comma or the end; never the question's opening word
-_SUBORDINATE = re.compile(r"(?<=\w)\s+(?:when|whenever|after|before|while|whose|that|which|who|where)\s+([^,;?]+)", re.I)
+_SUBORDINATE = re.compile(
+    r"(?<=\w)\s+(?:when|whenever|after|before|while|whose|that|which|who|where)\s+([^,;?]+)", re.I
+)
 
 
 def subordinate_terms(question: str) -> frozenset[str]:

@@ -551,7 +551,9 @@ def best_chain_for(
         for link in chain[:-1]:
             covered |= readings[link].covered
         # the occasion the question picks out ("when we enforced YubiKeys") said anywhere in the document
-        occasion = doc_says.get(by_id[eid]["doc_id"], frozenset()) & clause if len(chain) == 1 else frozenset()
+        occasion = (
+            doc_says.get(by_id[eid]["doc_id"], frozenset()) & clause if len(chain) == 1 else frozenset()
+        )
         covered |= occasion
         # the document a hop reaches may say why it is the one in another section ("the customer that hosts
         # our canary robots": its sites section; its uptime is under commitments)
