@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from nltk.stem.porter import PorterStemmer
 
-from connectors.text import STOPWORDS, tokens
+from connectors.text import STOPWORDS, comment_body, tokens
 
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
@@ -552,7 +552,9 @@ _PLACE = re.compile(
 
 
 def has_answer_shape(sentence: str, kind: str) -> bool:
-    """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement)."""
+    """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement). A
+    comment's header ("Comment by ana on 2026-03-04: No date yet.") is when it was said, not what it says."""
+    sentence = comment_body(sentence)
     if kind == "date":
         return bool(_DATE.search(sentence) or YEAR.search(sentence) or _WHEN.search(sentence))
     if kind == "money":
@@ -583,7 +585,7 @@ TYPE_NOUNS = {
     ),
     **dict.fromkeys(["date", "year", "birthdai"], "date"),
     "place": "place",
-    "rate": "rate",
+    **dict.fromkeys(["rate", "traffic", "throughput"], "rate"),  # traffic is so many requests per minute
     **dict.fromkeys(["email", "mail"], "email"),
     "channel": "channel",
     **dict.fromkeys(["phone", "telephon"], "phone"),

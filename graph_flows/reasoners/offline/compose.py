@@ -437,7 +437,13 @@ def cover_rest(
         held |= term_set(unit.text) | term_set(unit.heading)
         if eid in by_id:
             held |= term_set(by_id[eid]["title"])
-    rest = {t: v for t, v in weights.items() if t not in named and not holds(frozenset(held), t)}
+    rest = {
+        t: v
+        for t, v in weights.items()
+        if t not in named
+        and not holds(frozenset(held), t)
+        and not any(shows_type(u.text, t) for u, _ in picked)
+    }
     shaped = kind not in TYPED_KINDS or any(has_answer_shape(u.text, kind) for u, _ in picked)
     if kind == "date" and not any(precise_date(u.text) for u, _ in picked):
         # "when is the Q2 maintenance planned?" is not answered by the title's "Q2 2026": the day is asked
@@ -450,7 +456,7 @@ def cover_rest(
             if normalise(unit.text) in said or len(tokens(unit.text)) < 3:
                 continue
             own = term_set(unit.text) | term_set(unit.heading)
-            gain = sum(v for t, v in rest.items() if holds(own, t)) / total
+            gain = sum(v for t, v in rest.items() if holds(own, t) or shows_type(unit.text, t)) / total
             if not shaped and (
                 precise_date(unit.text) if kind == "date" else has_answer_shape(unit.text, kind)
             ):

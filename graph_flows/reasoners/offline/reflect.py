@@ -388,7 +388,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     of death": a date in it), then one with the expected answer's shape."""
     best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, 0, False)
     shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
-    for unit in readable_units(e):
+    for unit in _with_pairs(readable_units(e)):
         around = context_terms(e, unit)
         unit_terms = term_set(unit.text)
         covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
@@ -403,6 +403,17 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     # there when the passage shows the type: "the date of death" is met by a page with dates
     anywhere = frozenset(t for t in weights if holds(everywhere, t) or t in shown)
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
+
+
+def _with_pairs(found: list[Unit]) -> list[Unit]:
+    """The units, then each two neighbouring sentences of one paragraph read as one: "X says their integration
+    gets 429s. They expect about 1,500 requests/min." answers what neither sentence does alone."""
+    pairs = [
+        Unit("sentence", f"{a.text} {b.text}", a.heading)
+        for a, b in pairwise(found)
+        if a.kind == b.kind == "sentence" and a.heading == b.heading
+    ]
+    return [*found, *pairs]
 
 
 def naming_links(evidence: Sequence[Evidence], lexicon: Lexicon) -> dict[str, list[str]]:

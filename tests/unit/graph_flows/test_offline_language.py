@@ -53,6 +53,7 @@ from graph_flows.reasoners.offline.reflect import (
     focus_row,
     mentions_all,
     names_a_sibling,
+    read,
     readable_units,
     reflect,
     row_values,
@@ -582,6 +583,7 @@ def test_the_links_of_one_chain_never_conflict() -> None:
         ("Questions go to #kiln-ops.", "channel", True),
         ("Q&A #1 is on Monday.", "channel", False),
         ("Front desk: +31 30 123 4567", "phone", True),
+        ("They expect about 40 batches/hour at peak.", "traffic", True),  # traffic is a rate
     ],
 )
 def test_a_type_noun_is_shown_by_the_answers_shape(sentence: str, term: str, shown: bool) -> None:
@@ -1043,3 +1045,22 @@ def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document()
 def test_a_name_is_mentioned_by_its_singular() -> None:
     assert mentions_all(["yubikeys"], ["Roll out YubiKey 5 keys."])
     assert not mentions_all(["yubikeys"], ["Roll out hardware keys."])
+
+
+def test_two_neighbouring_sentences_answer_what_neither_does_alone() -> None:
+    question = "how much glaze traffic did Crumb say their kiln line needs?"
+    text = (
+        "Mara (Crumb) says their kiln line stalls at shift start. They expect about 40 batches/hour at peak."
+    )
+    e = {"id": "E1", "doc_id": "doc:KB-7", "title": "KB-7: Crumb kiln line", "parent": None, "dense": 0.3,
+         "text": text}  # fmt: skip
+    reading = read(
+        e, {t: 1.0 for t in question_terms(question)}, float(len(question_terms(question))), "number"
+    )
+    assert reading.best == text  # the pair: who says it, and the rate
+    assert {stem("says"), "kiln", "line"} <= reading.covered and shows_type(reading.best, "traffic")
+
+
+def test_a_comments_header_date_is_not_what_it_says() -> None:
+    assert not has_answer_shape("Comment by ana@kiln.io on 2026-03-04: No German date yet.", "date")
+    assert has_answer_shape("Comment by ana@kiln.io on 2026-03-04: Relining starts 2026-04-01.", "date")
