@@ -31,7 +31,8 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     principals = frozenset(state["principals"])
     rnd = state["round"] + 1
     evidence = list(state["evidence"])
-    have_chunks = {e["chunk_id"] for e in evidence}
+    # a new turn (a follow-up) reads afresh: a chunk an earlier turn read may answer this one
+    have_chunks = {e["chunk_id"] for e in evidence if e["turn"] == state["turn"]}
     have_docs = {e["doc_id"] for e in evidence if e["turn"] == state["turn"]}
     plan = state["plan"]
     focus = set(question_terms(plan.get("effective_question") or state["question"]))

@@ -110,8 +110,10 @@ def compose(
                 weights = {t: v for t, v in weights.items() if t not in clause} or weights
             others = _other_sides(plan, aspect)
             asked = aspect["text"] if plan.get("comparison") else question  # a side is read for itself
-            # a compared side is described from all its page says; a fact comes from the passage that holds it
-            parts = same_document(e, evidence) if plan.get("comparison") else [e]
+            # a compared side is described from all its page says; a fact from the passage that holds it, or,
+            # when its words are the page's title ("the range" in "Fen Range Specifications"), from the row
+            # that says it in another passage of the page
+            parts = same_document(e, evidence)
             picked = best_units(
                 parts, weights, kind, asked, lexicon, avoid=others, label=constraint_words(aspect["text"])
             )

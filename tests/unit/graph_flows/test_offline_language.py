@@ -25,6 +25,7 @@ from graph_flows.reading import (
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.reasoners.offline.compose import (
     best_units,
+    compose,
     corrections,
     cover_rest,
     list_answer,
@@ -1064,3 +1065,19 @@ def test_two_neighbouring_sentences_answer_what_neither_does_alone() -> None:
 def test_a_comments_header_date_is_not_what_it_says() -> None:
     assert not has_answer_shape("Comment by ana@kiln.io on 2026-03-04: No German date yet.", "date")
     assert has_answer_shape("Comment by ana@kiln.io on 2026-03-04: Relining starts 2026-04-01.", "date")
+
+
+def test_a_fact_is_quoted_from_the_row_of_the_page_that_says_it() -> None:
+    """The established passage of "Kiln Specifications" holds other rows; the asked one is in its first part."""
+    first = {"id": "E1", "doc_id": "doc:kilns", "title": "Kiln Specifications", "chunk_id": "doc:kilns#0",
+             "text": "| Spec | K2 | K5 |\n|---|---|---|\n| Peak temperature | 1200 C | 1300 C |"}  # fmt: skip
+    rest = {**first, "id": "E2", "chunk_id": "doc:kilns#1",
+            "text": "| Spec | K2 | K5 |\n|---|---|---|\n| Weight | 900 kg | 1400 kg |"}  # fmt: skip
+    question = "what's the peak temperature of the K5?"
+    plan = {
+        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    said = [s.text for s in compose(plan, [rest, first], {"a1": ["E2"]}, Lexicon([])).sentences]  # type: ignore[arg-type]
+    assert said and "1300 C" in said[0]

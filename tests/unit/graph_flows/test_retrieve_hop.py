@@ -101,3 +101,38 @@ def test_an_expanded_neighbour_is_read_for_what_the_passage_before_it_leaves_uns
     # the discount (what the ticket leaves unsaid), and the section saying this is the bakery that hosts it
     assert read == {"t:crumb#2", "t:crumb#0"}
     assert all(e["parent"] == "E1" for e in out["evidence"] if e["doc_id"] == "t:crumb")
+
+
+@dataclass
+class _Shelf(FakeKnowledge):
+    def search_text(
+        self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
+    ) -> list[_Hit]:
+        return [CRUMB[2]]
+
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[_Hit]:
+        return CRUMB
+
+
+def test_a_follow_up_reads_afresh_what_an_earlier_turn_read() -> None:
+    question = "and the discount on glaze?"
+    earlier = evidence_from_hit("E1", CRUMB[2], 1, 1, "text", None, 1.0)
+    state: dict[str, Any] = {
+        "principals": ["public"],
+        "round": 0,
+        "turn": 2,
+        "evidence": [earlier],
+        "plan": {"effective_question": question, "entities": []},
+        "question": question,
+        "tried_queries": [],
+        "direction": "text",
+        "next_queries": [question],
+        "modes": ["text", "graph"],
+        "seeds": [],
+        "seed_origins": {},
+        "read_docs": ["t:crumb"],
+        "trace": [],
+    }
+    out = retrieve(state, knowledge=_Shelf(), flow_settings=FlowConfig())  # type: ignore[arg-type]
+    again = [e for e in out["evidence"] if e["chunk_id"] == "t:crumb#2" and e["turn"] == 2]
+    assert len(again) == 1 and again[0]["id"] != "E1"
