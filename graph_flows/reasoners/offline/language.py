@@ -335,6 +335,18 @@ _RELATIVE_CLAUSE = re.compile(
 )
 
 
+# "which country are they in?", "what city is it based in?": the class the answer is a member of
+_ASKS_A_CLASS = re.compile(r"^\s*(?:and\s+|so\s+)?(?:which|what)\s+([a-z]+)\s+(?!of\b)[a-z]", re.I)
+
+
+def asked_class(question: str) -> str | None:
+    """The stem of the class noun a "which X ..." question asks for a member of, if it opens so."""
+    m = _ASKS_A_CLASS.match(question)
+    if not m or m.group(1).lower() in _SCAFFOLD or m.group(1).lower() in STOPWORDS:
+        return None
+    return stem(m.group(1).lower())
+
+
 def picks_by_relative_clause(question: str) -> bool:
     return bool(_RELATIVE_CLAUSE.search(question))
 

@@ -45,6 +45,7 @@ from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionPropo
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
     VERSION,
+    asked_class,
     asked_head,
     constraint_words,
     picks_by_relative_clause,
@@ -161,6 +162,7 @@ def reflect(
             own,
             bool(plan.get("comparison")) and picks_by_time(asked),
             subordinate_terms(asked),
+            asked_class(asked),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
@@ -533,6 +535,7 @@ def best_chain_for(
     own: frozenset[str] = frozenset(),
     dated: bool = False,
     clause: frozenset[str] = frozenset(),
+    asked: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -541,6 +544,7 @@ def best_chain_for(
     # a comparison side is answered from its own passages, never by ending on another side's page
     elsewhere = {eid for eid in readings if is_entity_passage(by_id[eid], other_sides)} - entity_roots
     candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
+    said_somewhere = frozenset().union(*(r.covered for r in readings.values()))  # by some unit read
     doc_says: dict[str, frozenset[str]] = {}  # what each document's read passages say, anywhere in them
     for r in readings.values():
         doc_says[r.evidence["doc_id"]] = doc_says.get(r.evidence["doc_id"], frozenset()) | r.anywhere
@@ -620,8 +624,15 @@ def best_chain_for(
                 said = f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
                 held |= {t for t in relation if holds(term_set(said), t)} | readings[link].covered
             held |= reached
-            paraphrased = len(chain) == 1 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
-            if any(t not in held for t in heaviest) and not paraphrased:
+            unheld = [t for t in heaviest if t not in held]
+            # closeness in meaning does not say the class asked for where a unit read says it in its own
+            # words ("which country": the register's Country column says it; an audit naming the supplier not)
+            paraphrased = (
+                len(chain) == 1
+                and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
+                and not (asked in unheld and asked in said_somewhere)
+            )
+            if unheld and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
         # a row's value is the asked column's, not a sibling's; its column names are no value ("Fen 9: n/a")
         # (a place is named by its column: "Location: Shenzhen" keeps its label)

@@ -33,6 +33,7 @@ from graph_flows.reasoners.offline.compose import (
     unit_text,
 )
 from graph_flows.reasoners.offline.language import (
+    asked_class,
     asked_head,
     comparison_sides,
     constraint_words,
@@ -1081,3 +1082,38 @@ def test_a_fact_is_quoted_from_the_row_of_the_page_that_says_it() -> None:
     }
     said = [s.text for s in compose(plan, [rest, first], {"a1": ["E2"]}, Lexicon([])).sentences]  # type: ignore[arg-type]
     assert said and "1300 C" in said[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "noun"),
+    [
+        ("and which country are they in?", "countri"),
+        ("what city is the mill based in?", "citi"),
+        ("what is the price of the K5?", None),
+        ("which of them ships first?", None),
+    ],
+)
+def test_the_class_a_question_asks_a_member_of(question: str, noun: str | None) -> None:
+    assert asked_class(question) == noun
+
+
+class _CloseToAudits(_Weights):
+    """The embedder finds the audit sentence closest to the question (it names the supplier)."""
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        return [0.9 if "audit" in t.lower() else 0.3 for t in texts]
+
+
+def test_meaning_does_not_stand_in_for_the_asked_class_a_page_names() -> None:
+    question = "which country is Millworks in?"
+    audit = {"id": "E1", "doc_id": "doc:QA-6", "title": "QA-6: Millworks audit", "parent": None, "dense": 0.9,
+             "text": "Annual audit of Millworks (M-4) in the spring."}  # fmt: skip
+    register = {"id": "E2", "doc_id": "doc:register", "title": "Supplier Register", "parent": None, "dense": 0.3,
+                "text": "| Code | Supplier | Country |\n|---|---|---|\n| M-4 | Millworks | Hungary |"}  # fmt: skip
+    plan = {
+        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    found = reflect(plan, [audit, register], _CloseToAudits([]), max_seeds=3).established
+    assert found == {"a1": ["E2"]}
