@@ -225,6 +225,8 @@ def question_terms(question: str) -> list[str]:
         asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
     asked = _PHRASAL_VERB.sub(" ", asked)
     asked = _POINTER.sub(" ", asked)
+    if _ASKS_WHEN.match(asked):
+        asked = _SCHEDULED.sub(" ", asked)  # "when is it planned to ship": a date answers, whatever the plan
     return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), asked))
 
 
@@ -234,6 +236,13 @@ _PHRASAL_VERB = re.compile(
     r"\b(?:go|goes|going|went|gone|come|comes|coming|came|get|gets|getting|got|gotten|hold|holds|held|put|puts|"
     r"take|takes|took|taken|turn|turns|turned|set|sets|run|runs|ran|bring|brings|brought)"
     r"(?=\s+(?:up|down|out|off|over|back|through|away|around)\b)",
+    re.IGNORECASE,
+)
+_ASKS_WHEN = re.compile(
+    r"^\s*(?:and\s+|so\s+)?(?:when|by when|until when|what date|what day)\b", re.IGNORECASE
+)
+_SCHEDULED = re.compile(
+    r"\b(?:planned|scheduled|expected|supposed|slated|due|meant|set|going|likely)\b(?=\s+(?:to|for|on|by)\b)",
     re.IGNORECASE,
 )
 # "the supplier named in QA-57", "the customer mentioned on the page": how the question points at the thing, not
