@@ -530,14 +530,23 @@ _PRECISE_DATE = re.compile(
 )
 
 
+def only_a_year(text: str) -> bool:
+    """A "when" answered by a year or a month alone ("a deliverable for 2026"), not by a day, a weekday or a time
+    ("Mondays at 10:00 PT", "1 July")."""
+    return bool(YEAR.search(text)) and not (
+        precise_date(text) or re.search(_DAY_OR_TIME, text, re.IGNORECASE) or _DAY_OF_YEAR.search(text)
+    )
+
+
 def precise_date(text: str) -> bool:
     """A day, not only a year or a month ("2026-03-31", "31 March 2026")."""
     return bool(_PRECISE_DATE.search(text))
 
 
 # A time of week or day, a quarter, a month without a year: "Mondays at 10:00 PT", "Q2", "in March".
+_DAY_OR_TIME = r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b"
 _WHEN = re.compile(
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\bQ[1-4]\b|"
+    rf"{_DAY_OR_TIME}|\bQ[1-4]\b|"
     r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b",
     re.IGNORECASE,
 )

@@ -32,6 +32,7 @@ from graph_flows.reading import (
     asks_duration,
     has_answer_shape,
     holds,
+    only_a_year,
     precise_date,
     replaced_names,
     shows_type,
@@ -643,6 +644,18 @@ def best_chain_for(
             coverage *= w.SHAPELESS_FACT if kind in QUANTITY_KINDS else w.SHAPE_PENALTY
         elif kind == "explanation":
             coverage += w.CAUSE_BONUS  # "blocked by", "because": the unit gives a reason, as "why" asks
+        elif (
+            len(chain) == 1
+            and kind == "date"
+            and only_a_year(reading.best)
+            and any(
+                eid in namers and bridge_unit(by_id[eid], by_id[target]) == reading.best
+                for target, namers in (named_by or {}).items()
+            )
+        ):
+            # "a deliverable for 2026 (see Release 4.2 Plan)": the year is this page's; the page it names,
+            # read too, may hold the day
+            coverage *= w.SHAPE_PENALTY
         if (
             entities
             and by_id[chain[0]]["doc_id"] not in own

@@ -14,6 +14,7 @@ from graph_flows.reading import (
     answer_type,
     has_answer_shape,
     holds,
+    only_a_year,
     precise_date,
     question_terms,
     shows_type,
@@ -1120,3 +1121,31 @@ def test_meaning_does_not_stand_in_for_the_asked_class_a_page_names() -> None:
     }
     found = reflect(plan, [audit, register], _CloseToAudits([]), max_seeds=3).established
     assert found == {"a1": ["E2"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "year_only"),
+    [
+        ("The glaze kiln is a committed deliverable for 2026 (see Kiln Plan).", True),
+        ("Handover on Mondays at 10:00 in 2026.", False),
+        ("Carried-over days lapse on 1 July 2026.", False),
+        ("New kiln date 2026-03-31.", False),
+    ],
+)
+def test_a_when_answered_by_a_year_alone(text: str, year_only: bool) -> None:
+    assert only_a_year(text) is year_only
+
+
+def test_a_year_that_points_to_a_page_read_too_gives_way_to_the_day_that_page_names() -> None:
+    question = "when will the bakery get the glaze kiln?"
+    bakery = {"id": "E1", "doc_id": "doc:bakery", "title": "Crumb Bakery", "parent": None, "dense": 0.5,
+              "text": "The glaze kiln for the bakery is a committed deliverable for 2026 (see Kiln Plan)."}  # fmt: skip
+    kilns = {"id": "E2", "doc_id": "doc:Kiln Plan", "title": "Kiln Plan", "parent": None, "dense": 0.5,
+             "text": "Glaze kiln for the bakery: new date 2026-03-31."}  # fmt: skip
+    plan = {
+        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    found = reflect(plan, [bakery, kilns], Lexicon(["Kiln Plan"]), max_seeds=3).established  # type: ignore[arg-type]
+    assert found["a1"][-1] == "E2"
