@@ -19,7 +19,9 @@ from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
 MAX_MORE_CHUNKS = 4  # further chunks of documents already read this round (another comment, a later section)
-MAX_WHOLE_CHUNKS = 8  # chunks of a named document read whole for a list question
+MAX_WHOLE_CHUNKS = 8
+DENSE_EXTRA = 2  # passages closest in meaning alone, read in the first round besides the fused search ...
+FUSED_FIRST = 4  # ... after this many of the fused search's  # chunks of a named document read whole for a list question
 
 
 def normalise_query(query: str) -> str:
@@ -76,7 +78,13 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             tried.append(key)
             ran.append(query)
             mode = "hybrid" if "text" in state["modes"] else "bm25"
-            for hit in knowledge.search_text(query, principals, flow_settings.hits_per_query, mode=mode):
+            hits = knowledge.search_text(query, principals, flow_settings.hits_per_query, mode=mode)
+            if mode == "hybrid" and rnd == 1:
+                # the closest passages in meaning alone, among the first read: a question in words no page uses
+                # ("step away from my job, with no paycheck") ranks them below pages sharing its common words
+                closest = knowledge.search_text(query, principals, DENSE_EXTRA, mode="dense")
+                hits = [*hits[:FUSED_FIRST], *closest, *hits[FUSED_FIRST:]]
+            for hit in hits:
                 add(hit, "text", None, hit.score)
     else:
         by_id = {e["id"]: e for e in evidence}

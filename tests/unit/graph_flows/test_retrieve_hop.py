@@ -136,3 +136,43 @@ def test_a_follow_up_reads_afresh_what_an_earlier_turn_read() -> None:
     out = retrieve(state, knowledge=_Shelf(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     again = [e for e in out["evidence"] if e["chunk_id"] == "t:crumb#2" and e["turn"] == 2]
     assert len(again) == 1 and again[0]["id"] != "E1"
+
+
+LEAVE = _Hit("t:leave#0", "t:leave", "Unpaid Leave of Absence", "Staff may take up to three months unpaid.")
+SHARED = [_Hit(f"t:p{n}#0", f"t:p{n}", f"Policy {n}", "A job policy with pay rules.") for n in range(8)]
+
+
+@dataclass
+class _Meaning(FakeKnowledge):
+    def search_text(
+        self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
+    ) -> list[_Hit]:
+        return [LEAVE][:k] if mode == "dense" else SHARED[:k]
+
+    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[_Hit]:
+        return [h for h in [LEAVE, *SHARED] if h.doc_id == doc_id]
+
+
+def test_the_first_round_reads_the_passage_closest_in_meaning_alone() -> None:
+    question = "could I step away from my job for a while with no paycheck?"
+    state: dict[str, Any] = {
+        "principals": ["public"],
+        "round": 0,
+        "turn": 1,
+        "evidence": [],
+        "plan": {"effective_question": question, "entities": []},
+        "question": question,
+        "tried_queries": [],
+        "direction": "text",
+        "next_queries": [question],
+        "modes": ["text", "graph"],
+        "seeds": [],
+        "seed_origins": {},
+        "read_docs": [],
+        "trace": [],
+    }
+    out = retrieve(state, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
+    assert "t:leave" in [e["doc_id"] for e in out["evidence"]]
+    lexical_only = {**state, "modes": ["graph"]}  # without text search: no dense reading either
+    out = retrieve(lexical_only, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
+    assert "t:leave" not in [e["doc_id"] for e in out["evidence"]]
