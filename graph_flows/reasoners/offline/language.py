@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, normalise, tokens
-from graph_flows.reading import TYPE_NOUNS, question_terms, stem, terms
+from graph_flows.reading import DIMENSIONS, TYPE_NOUNS, question_terms, stem, terms
 from graph_flows.reasoners.base import Lexicon
 
 _FOLLOWUP_START = re.compile(
@@ -425,6 +425,8 @@ def asked_head(question: str) -> list[str]:
     phrase: list[str] = []
     for raw in m.group(1).split():
         word = re.sub(r"['’]s$", "", raw.strip(",;:")).lower()
+        if not phrase and word in DIMENSIONS:
+            return [stem(DIMENSIONS[word])]  # "how much cheaper": a price; "how much faster": a speed
         if raw.lower().endswith(("'s", "’s")):
             phrase = []  # "Kestrel's on-time delivery rate": what follows the owner is the asked thing
             continue

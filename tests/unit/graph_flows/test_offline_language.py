@@ -462,6 +462,8 @@ def test_a_release_number_is_a_constraint_and_its_neighbour_a_sibling() -> None:
         ("how many days of sick leave do we get?", ["sick", "leav"]),
         ("is there bike storage at the depot?", ["bike", "storag"]),
         ("what supplier makes the hinges?", []),  # a class asked for, not a value
+        ("how much cheaper is the K2?", ["price"]),  # a comparative asks for its dimension
+        ("how much heavier is the K5 than the K2?", ["weight"]),
     ],
 )
 def test_the_noun_a_question_asks_a_value_of(question: str, head: list[str]) -> None:
