@@ -391,7 +391,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     of death": a date in it), then one with the expected answer's shape."""
     best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, 0, False)
     shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
-    for unit in _with_pairs(readable_units(e)):
+    for unit in _with_pairs(readable_units(e), weights, kind):
         around = context_terms(e, unit)
         unit_terms = term_set(unit.text)
         covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
@@ -408,13 +408,19 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
 
-def _with_pairs(found: list[Unit]) -> list[Unit]:
-    """The units, then each two neighbouring sentences of one paragraph read as one: "X says their integration
-    gets 429s. They expect about 1,500 requests/min." answers what neither sentence does alone."""
+def _with_pairs(found: list[Unit], weights: dict[str, float], kind: str) -> list[Unit]:
+    """The units, then two neighbouring sentences of one paragraph read as one where the second shows what the
+    question asks for and the first does not: "X says their integration gets 429s. They expect about 1,500
+    requests/min." answers "how much traffic did X say they need" where neither sentence does alone."""
+
+    def shows(text: str) -> set[str]:
+        typed = {kind} if kind in TYPED_KINDS and has_answer_shape(text, kind) else set()
+        return typed | {t for t in weights if shows_type(text, t)}
+
     pairs = [
         Unit("sentence", f"{a.text} {b.text}", a.heading)
         for a, b in pairwise(found)
-        if a.kind == b.kind == "sentence" and a.heading == b.heading
+        if a.kind == b.kind == "sentence" and a.heading == b.heading and shows(b.text) - shows(a.text)
     ]
     return [*found, *pairs]
 

@@ -1151,3 +1151,13 @@ def test_a_year_that_points_to_a_page_read_too_gives_way_to_the_day_that_page_na
     }
     found = reflect(plan, [bakery, kilns], Lexicon(["Kiln Plan"]), max_seeds=3).established  # type: ignore[arg-type]
     assert found["a1"][-1] == "E2"
+
+
+def test_neighbouring_sentences_are_read_as_one_only_where_the_second_shows_what_is_asked() -> None:
+    text = "Mara (Crumb) says their kiln line stalls at shift start. Their glaze line runs two shifts."
+    e = {"id": "E1", "doc_id": "doc:KB-7", "title": "KB-7", "parent": None, "dense": 0.3, "text": text}
+    question = "how much glaze traffic did Crumb say their kiln line needs?"
+    reading = read(
+        e, {t: 1.0 for t in question_terms(question)}, float(len(question_terms(question))), "number"
+    )
+    assert reading.best != text  # no number in the second: the two are not read as one
