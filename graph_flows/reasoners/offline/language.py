@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, normalise, tokens
-from graph_flows.reading import DIMENSIONS, TYPE_NOUNS, question_terms, stem, terms
+from graph_flows.reading import DIMENSIONS, MONTHS, TYPE_NOUNS, question_terms, stem, terms
 from graph_flows.reasoners.base import Lexicon
 
 _FOLLOWUP_START = re.compile(
@@ -275,6 +275,12 @@ def constraint_words(text: str) -> list[str]:
         low = word.lower()
         # a lone capital after a word is a variant's letter ("rev C", "Plan B"), not the article "A" or "I"
         letter = len(word) == 1 and word.isupper() and i > 0 and word not in {"A", "I"}
+        # a model number after a capitalised name ("the Fen 7 Cargo", "a Pixel 8"): the name and the number
+        name = raw[i - 1].lower() if i > 1 and raw[i - 1][:1].isupper() else ""
+        if word.isdigit() and len(word) <= 2 and name.isalpha() and name not in MONTHS:
+            if f"{name}-{word}" not in out:
+                out.append(f"{name}-{word}")
+            continue
         if low in _SCAFFOLD or (low in STOPWORDS and not letter) or (len(word) < 2 and not letter):
             continue
         capitalised = word[0].isupper() and i > 0

@@ -512,12 +512,16 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
         return True
     found = {t for text in texts for t in (*tokens(text), *also_said(text))}
     stems = {stem(t) for t in found}  # "YubiKeys" is named by "YubiKey"
-    return all(
-        _has_version(word, texts)
-        if VERSION.fullmatch(word)
-        else word in found or stem(word) in stems or any(part in found for part in word.split("-"))
-        for word in words
-    )
+
+    def mentioned(word: str) -> bool:
+        if VERSION.fullmatch(word):
+            return _has_version(word, texts)
+        if numbered := _NUMBERED.fullmatch(word):  # "fen-7": "Fen 7" or "FEN-7", never "Fen 3"
+            name, number = numbered.groups()
+            return any(re.search(rf"\b{name}[\s-]?{number}\b", text, re.I) for text in texts)
+        return word in found or stem(word) in stems or any(part in found for part in word.split("-"))
+
+    return all(mentioned(word) for word in words)
 
 
 def _has_version(version: str, texts: Sequence[str]) -> bool:
@@ -795,6 +799,7 @@ def _other_release(text: str, version: str, constraints: Sequence[str]) -> bool:
 
 
 _CODE_PARTS = re.compile(r"^([a-z]+)(\d+)$")
+_NUMBERED = re.compile(r"([a-z]+)-(\d{1,3})")  # a name and its model number, as constraint_words writes it
 _VARIANT_WORDS = r"(?:rev|revision|plan|model|type|version|series|class|tier|option|phase|grade)"
 
 
@@ -807,6 +812,12 @@ def names_a_sibling(text: str, constraint: str) -> bool:
     found = set(tokens(text))
     if constraint in found:
         return False
+    numbered = _NUMBERED.fullmatch(constraint)
+    if numbered:  # "Fen 3" where the question says "Fen 7"
+        name, number = numbered.groups()
+        return not mentions_all([constraint], [text]) and bool(
+            re.search(rf"\b{name}[\s-]?(?!{number}\b)\d{{1,3}}\b", text, re.I)
+        )
     code = _CODE_PARTS.match(constraint)
     if code:
         return any(re.fullmatch(rf"{code.group(1)}\d+", t) for t in found)

@@ -252,6 +252,8 @@ def test_pick_direction(question: str, direction: str | None) -> None:
         ("what do we pay per rev C motor?", ["c"]),
         ("Is a laptop provided?", []),
         ("when does the 5.1 release ship?", ["5.1"]),
+        ("how heavy is the Kiln 7 Deluxe?", ["kiln", "kiln-7", "deluxe"]),  # a name with its model number
+        ("what broke on March 3?", ["march"]),  # a day, not a model
     ],
 )
 def test_constraint_words(question: str, words: list[str]) -> None:
@@ -1161,3 +1163,11 @@ def test_neighbouring_sentences_are_read_as_one_only_where_the_second_shows_what
         e, {t: 1.0 for t in question_terms(question)}, float(len(question_terms(question))), "number"
     )
     assert reading.best != text  # no number in the second: the two are not read as one
+
+
+def test_a_model_number_is_named_with_its_name_and_its_neighbours_are_siblings() -> None:
+    assert mentions_all(["kiln-7"], ["The KILN-7 is our largest."])
+    assert mentions_all(["kiln-7"], ["Kiln 7 Deluxe datasheet"])
+    assert not mentions_all(["kiln-7"], ["Kiln 3 Datasheet, 7 shelves"])
+    assert names_a_sibling("Kiln 3 Datasheet", "kiln-7")
+    assert not names_a_sibling("Kiln 7 Launch Plan", "kiln-7")
