@@ -11,7 +11,7 @@ from typing import Protocol
 
 from connectors.knowledge.graph import Neighbor, VisibleGraph
 from connectors.knowledge.results import Hit
-from connectors.text import find_mentions
+from connectors.text import find_mentions, normalise
 
 
 class KnowledgeReader(Protocol):
@@ -74,6 +74,12 @@ class StoreLexicon:
         if name not in self._resolved:
             self._resolved[name] = sorted(self._knowledge.resolve([name], self._principals).get(name, []))
         return list(self._resolved[name])
+
+    def aliases(self, name: str) -> list[str]:
+        key = normalise(name)
+        return sorted(
+            {n for doc in self.resolve(name) for n in self._graph.names_of(doc) if normalise(n) != key}
+        )
 
     def idf(self, term: str) -> float:
         if term not in self._idf:

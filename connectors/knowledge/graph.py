@@ -44,11 +44,22 @@ class VisibleGraph:
     names: dict[str, set[str]]  # normalised alias -> visible document ids
     display: dict[str, str] = field(default_factory=dict)  # normalised alias -> a name as written
     adjacency: dict[str, list[tuple[str, str, bool]]] = field(default_factory=lambda: defaultdict(list))
+    _names_of: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     def resolve(self, name: str) -> set[str]:
         if name in self.docs:
             return {name}
         return set(self.names.get(normalise(name), ()))
+
+    def names_of(self, doc_id: str) -> list[str]:
+        """Every name (title, alias) a visible document is known by, as written."""
+        if self._names_of is None:  # built on first need, kept with the graph it reads
+            found: dict[str, list[str]] = defaultdict(list)
+            for alias, docs in self.names.items():
+                for doc in docs:
+                    found[doc].append(self.display.get(alias, alias))
+            self._names_of = dict(found)
+        return list(self._names_of.get(doc_id, ()))
 
     def seeds_to_nodes(self, seeds: Iterable[str]) -> list[str]:
         nodes: list[str] = []

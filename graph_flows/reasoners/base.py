@@ -31,6 +31,10 @@ class Lexicon(Protocol):
         """The visible documents a name (title, key, alias) denotes."""
         ...
 
+    def aliases(self, name: str) -> list[str]:
+        """The other names (title, aliases) of the visible documents a name denotes ("NWL" for Northwind)."""
+        ...
+
 
 @dataclass
 class PlanProposal:

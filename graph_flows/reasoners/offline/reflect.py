@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -109,6 +109,8 @@ def reflect(
         total = sum(weights.values()) or 1.0
         entity_terms = {t for name in aspect["entities"] for t in terms(name)}
         own = own_docs(aspect["entities"], lexicon)
+        # the names a passage may call the entity by ("NWL Contract Summary" is about Northwind)
+        called = {name: lexicon.aliases(name) for name in aspect["entities"]}
         keys = [k for k in aspect["entities"] if TICKET_KEY.fullmatch(k)]
         if any(not lexicon.resolve(k) and not key_mentioned(k, evidence) for k in keys):
             # The question is about an item nobody visible mentions: nothing can establish it, and a missing
@@ -164,6 +166,7 @@ def reflect(
             bool(plan.get("comparison")) and picks_by_time(asked),
             subordinate_terms(asked),
             asked_class(asked),
+            called,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
@@ -547,6 +550,7 @@ def best_chain_for(
     dated: bool = False,
     clause: frozenset[str] = frozenset(),
     asked: str | None = None,
+    called: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -670,11 +674,14 @@ def best_chain_for(
             entities
             and by_id[chain[0]]["doc_id"] not in own
             and not any(_mentions(by_id[chain[0]], name) for name in entities)
+            and not any(_calls(by_id[chain[0]], alias) for alias in _all_aliases(called))
         ):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
         elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
-        if constraints and not _grounded(constraints, chain, by_id, reading, clause):
+        if constraints and not _grounded(
+            _unaliased(constraints, chain, by_id, called), chain, by_id, reading, clause
+        ):
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
@@ -683,6 +690,31 @@ def best_chain_for(
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
             best = (chain, coverage, frozenset(covered))
     return best
+
+
+def _all_aliases(called: Mapping[str, Sequence[str]] | None) -> list[str]:
+    return [alias for aliases in (called or {}).values() for alias in aliases]
+
+
+def _unaliased(
+    constraints: Sequence[str],
+    chain: list[str],
+    by_id: dict[str, Evidence],
+    called: Mapping[str, Sequence[str]] | None,
+) -> list[str]:
+    """The constraints left to check once the chain calls an entity by another of its names: "Northwind" is
+    met by "NWL" in "NWL Contract Summary"."""
+    met: set[str] = set()
+    for name, aliases in (called or {}).items():
+        if any(_calls(by_id[link], alias) for alias in aliases for link in chain):
+            met |= set(tokens(name))
+    return [c for c in constraints if c not in met]
+
+
+def _calls(e: Evidence, alias: str) -> bool:
+    """The passage uses the name as a word ("NWL Reno called", never the "rc" in "source")."""
+    key = normalise(alias)
+    return bool(key) and bool(re.search(rf"\b{re.escape(key)}\b", normalise(f"{e['title']} {e['text']}")))
 
 
 def focus_row(text: str, focus: Sequence[str]) -> str:

@@ -75,6 +75,10 @@ class Lexicon:
     def resolve(self, name: str) -> list[str]:
         return [f"doc:{name}"] if any(n.lower() == name.lower() for n in self.names) else []
 
+    def aliases(self, name: str) -> list[str]:
+        docs = self.resolve(name)
+        return [n for n in self.names if docs and n.lower() != name.lower() and self.resolve(n) == docs]
+
     def idf(self, term: str) -> float:
         return 1.0
 
@@ -1171,3 +1175,30 @@ def test_a_model_number_is_named_with_its_name_and_its_neighbours_are_siblings()
     assert not mentions_all(["kiln-7"], ["Kiln 3 Datasheet, 7 shelves"])
     assert names_a_sibling("Kiln 3 Datasheet", "kiln-7")
     assert not names_a_sibling("Kiln 7 Launch Plan", "kiln-7")
+
+
+class _TwoNames(Lexicon):
+    """ "NM" is another name of Northmill's page."""
+
+    def resolve(self, name: str) -> list[str]:
+        return ["doc:northmill"] if name.lower() in {"northmill", "nm"} else []
+
+    def idf(self, term: str) -> float:
+        return 2.0
+
+
+def test_a_passage_calling_the_entity_by_another_name_is_about_it() -> None:
+    question = "what renewal price are we proposing to Northmill?"
+    summary = {"id": "E1", "doc_id": "doc:nm-contract", "title": "NM Contract Summary", "parent": None,
+               "dense": 0.4, "text": "Proposed price from October: $72 per oven per month for a 2-year renewal."}  # fmt: skip
+    plan = {
+        "aspects": [
+            {"id": "a1", "text": question, "terms": question_terms(question), "entities": ["Northmill"]}
+        ],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+    assert reflect(plan, [summary], _TwoNames(["Northmill", "NM"]), max_seeds=3).established == {"a1": ["E1"]}
+    # a word that merely contains the other name ("NMR") is no mention of it
+    other = {**summary, "title": "NMR Contract Summary"}
+    assert reflect(plan, [other], _TwoNames(["Northmill", "NM"]), max_seeds=3).established == {}
