@@ -464,8 +464,9 @@ def addresses_assistant(text: str) -> bool:
 
 
 def answer_type(question: str) -> str:
-    """A coarse expected answer type from question cues: person, date, number, place, explanation, yesno,
-    choice (a pick between named options), list (a checklist, steps, a procedure), or thing."""
+    """A coarse expected answer type from question cues: person, date, number, place, version (a release),
+    explanation, yesno, choice (a pick between named options), list (a checklist, steps, a procedure), or
+    thing."""
     q = question.strip().lower()
     first = q.split()[0] if q.split() else ""
     head = " ".join(q.split()[:4])  # the question word sits near the start ("so when is...", "and who...")
@@ -473,7 +474,7 @@ def answer_type(question: str) -> str:
         return "explanation"
     if _LIST_CUE.search(q):
         return "list"
-    if re.search(r"\b(when|what year|what date|which year|how long ago)\b", head):
+    if re.search(r"\b(when|what year|what (?:[\w-]+ )?date|which year|how long ago)\b", head):
         return "date"
     if re.search(
         r"\b(what do (?:we|i|you|they) (?:pay|charge|spend)|how much (?:do|does|did|will|would) .{0,40}"
@@ -502,6 +503,10 @@ def answer_type(question: str) -> str:
         return "number"  # a duration, a frequency, a measure: answered by a quantity
     if re.search(r"\b(where|which (?:country|city|place))\b", head):
         return "place"
+    if re.search(
+        r"\b(?:which|what) (?:[\w-]+ )?(?:release|version|build)s?\b(?! (?:date|day|notes?)\b)", head
+    ):
+        return "version"  # "which release will include the fix": a version number answers
     if re.search(r"\b(who|whom|whose)\b", head):
         return "person"
     if re.search(r",? or ", q) and re.search(r"\b(which|who|what)\b", q):
@@ -558,8 +563,13 @@ _WORD_QUANTITY = re.compile(
 _MONEY = re.compile(r"[$€£]\s?\d|\d\s?(?:usd|eur|gbp|dollars|euros|pounds)\b", re.IGNORECASE)
 
 
+_VERSION_NUMBER = re.compile(
+    r"(?<![\w.$€£])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)"
+    r"(?!\s?(?:%|°|(?:kg|km|cm|mm|m|h|s|wh|kwh|mph|hours?|days?|minutes?|weeks?|months?|years?)\b))",
+    re.IGNORECASE,
+)  # "4.2.1", "v5.4", "Release 4.2"; not "0.3%", "2.5 kg", "$1.50"
 QUANTITY_KINDS = frozenset(["date", "number", "money"])  # answered only by a date or a quantity
-TYPED_KINDS = QUANTITY_KINDS | {"person", "place"}  # answered by a span of a known type
+TYPED_KINDS = QUANTITY_KINDS | {"person", "place", "version"}  # answered by a span of a known type
 
 
 _PLACE = re.compile(
@@ -586,6 +596,8 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
         )
     if kind == "explanation":
         return bool(_CAUSAL.search(sentence))
+    if kind == "version":
+        return bool(_VERSION_NUMBER.search(sentence))
     if kind == "place":
         # a place is named after "in", "at", "near", "from" ("born in Tupelo"), or by its people ("an English
         # actor"); any capitalised word would take every name of a person for a place
@@ -606,6 +618,7 @@ TYPE_NOUNS = {
     **dict.fromkeys(["rate", "traffic", "throughput"], "rate"),  # traffic is so many requests per minute
     **dict.fromkeys(["email", "mail"], "email"),
     "channel": "channel",
+    **dict.fromkeys(["releas", "version"], "version"),  # "which release": a version number shows one
     **dict.fromkeys(["phone", "telephon"], "phone"),
     **dict.fromkeys(["url", "websit"], "url"),
 }  # not "location", "time", "name": pages name those ("Location: Brno"), and the page that does is the answer

@@ -90,6 +90,8 @@ class Lexicon:
     ("question", "kind"),
     [
         ("what's on the onboarding checklist?", "list"),
+        ("which release will carry the kiln fix?", "version"),  # a version number answers
+        ("what release date was set?", "date"),
         ("What steps does a dealer follow to return a cracked frame?", "list"),
         ("how do we rotate the signing keys?", "list"),
         ("walk me through the month-end close", "list"),
@@ -436,6 +438,8 @@ def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) 
     ("sentence", "kind", "shaped"),
     [
         ("Handover is on Tuesdays at 09:30 CET.", "date", True),
+        ("The fix goes into 4.2.1, not 4.2.0.", "version", True),
+        ("0.3% of sessions crash; it weighs 2.5 kg.", "version", False),
         ("The review happens in Q3.", "date", True),
         ("Refunds clear within three business days.", "number", True),
         ("Refunds clear quickly.", "number", False),
