@@ -63,6 +63,17 @@ from graph_flows.reasoners.offline.reflect import (
 )
 
 
+def _asking(question: str, entities: list[str] | None = None) -> dict[str, Any]:
+    """A plan of one aspect: the question, its terms and answer type, the names it carries."""
+    return {
+        "aspects": [
+            {"id": "a1", "text": question, "terms": question_terms(question), "entities": entities or []}
+        ],
+        "answer_type": answer_type(question),
+        "effective_question": question,
+    }
+
+
 class Lexicon:
     """Names of visible documents, as the store's lexicon would give them."""
 
@@ -344,8 +355,21 @@ def test_text_written_to_an_assistant(text: str, addressed: bool) -> None:
     assert addresses_assistant(text) == addressed
 
 
-def _evidence(eid: str, doc: str, title: str, text: str, updated: str) -> dict:
-    return {"id": eid, "doc_id": doc, "title": title, "text": text, "updated_at": updated, "version": "1"}
+def _evidence(
+    eid: str,
+    doc: str,
+    title: str,
+    text: str,
+    updated: str = "2026-01-01",
+    *,
+    dense: float = 0.4,
+    parent: str | None = None,
+) -> dict:
+    """A passage as retrieval hands it on."""
+    return {
+        "id": eid, "doc_id": doc, "title": title, "text": text, "updated_at": updated, "version": "1",
+        "dense": dense, "parent": parent,
+    }  # fmt: skip
 
 
 def _conflict_on(cited: dict, *others: dict) -> dict:
@@ -529,16 +553,18 @@ def test_a_list_cut_by_chunking_is_answered_whole_from_the_pages_passages() -> N
 
 
 @pytest.mark.parametrize(
-    ("text", "precise"),
+    ("text", "precise", "year_only"),
     [
-        ("due 2026-03-31", True),
-        ("on 31 March 2026", True),
-        ("a deliverable for 2026", False),
-        ("in March", False),
+        ("due 2026-03-31", True, False),
+        ("on 31 March 2026", True, False),
+        ("a deliverable for 2026 (see Kiln Plan)", False, True),
+        ("in March", False, False),
+        ("Handover on Mondays at 10:00 in 2026.", False, False),  # a weekday and a time say when too
     ],
 )
-def test_a_precise_date_names_a_day(text: str, precise: bool) -> None:
+def test_a_precise_date_names_a_day(text: str, precise: bool, year_only: bool) -> None:
     assert precise_date(text) is precise
+    assert only_a_year(text) is year_only
 
 
 def test_the_contradicting_statement_is_the_best_matching_row_not_the_first() -> None:
@@ -726,24 +752,20 @@ def test_a_unit_close_in_meaning_carries_the_words_no_page_uses() -> None:
 class _Aliases(Lexicon):
     """ "Order Router" is another name of the page titled "Switchboard"."""
 
+    DOC, NAMES, WEIGHT = "doc:switchboard", frozenset({"order router", "switchboard"}), 3.0
+
     def resolve(self, name: str) -> list[str]:
-        return ["doc:switchboard"] if name.lower() in {"order router", "switchboard"} else []
+        return [self.DOC] if name.lower() in self.NAMES else []
 
     def idf(self, term: str) -> float:
-        return 3.0
+        return self.WEIGHT
 
 
 def test_a_page_named_by_its_alias_is_about_the_entity() -> None:
     page = "# Switchboard\n\n| Metric | Value |\n|---|---|\n| Peak throughput | ~900 orders/min |"
     e = {"id": "E1", "doc_id": "doc:switchboard", "title": "Switchboard", "text": page, "dense": 0.3}
     question = "what's the peak throughput rate of the order router?"
-    plan = {
-        "aspects": [
-            {"id": "a1", "text": question, "terms": question_terms(question), "entities": ["Order Router"]}
-        ],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    plan = _asking(question, ["Order Router"])
     assert reflect(plan, [e], _Aliases(["Order Router"]), max_seeds=3).established == {"a1": ["E1"]}
     # a page that does not carry the alias is not the router's, though it states a throughput
     other = {**e, "doc_id": "doc:gateway", "title": "Gateway", "text": page.replace("Switchboard", "Gateway")}
@@ -887,11 +909,7 @@ def _ask(question: str, pages: dict[str, str], close: dict[str, float]) -> dict[
         {"id": f"E{i}", "doc_id": f"d{i}", "title": title, "text": text, "dense": 0.4}
         for i, (title, text) in enumerate(pages.items(), 1)
     ]
-    plan = {
-        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    plan = _asking(question)
     return reflect(plan, evidence, _Meaning(close), max_seeds=3).established  # type: ignore[arg-type]
 
 
@@ -1014,16 +1032,17 @@ class _Weights(Lexicon):
 def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
     question = "what discount do we owe the bakery that hosts our kiln trial?"
     assert picks_by_relative_clause(question)
-    ticket = {"id": "E1", "doc_id": "doc:KB-4", "title": "KB-4: Kiln trial", "parent": None, "dense": 0.4,
-              "text": "Kiln trial of glaze 3 runs at the Leeds bakery of Crumb and Co."}  # fmt: skip
-    terms_ = {"id": "E2", "doc_id": "doc:crumb", "title": "Crumb and Co", "parent": "E1", "dense": 0.4,
-              "text": "## Terms\n- Discount: 12% on all glaze orders."}  # fmt: skip
+    ticket = _evidence(
+        "E1",
+        "doc:KB-4",
+        "KB-4: Kiln trial",
+        "Kiln trial of glaze 3 runs at the Leeds bakery of Crumb and Co.",
+    )
+    terms_ = _evidence(
+        "E2", "doc:crumb", "Crumb and Co", "## Terms\n- Discount: 12% on all glaze orders.", parent="E1"
+    )
     sites = {**terms_, "id": "E3", "text": "## Sites\nThe Leeds bakery also hosts our kiln trial."}
-    plan = {
-        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    plan = _asking(question)
     lexicon = _Weights([])
     assert reflect(plan, [ticket, terms_, sites], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
     # without the section saying it hosts the trial, the page's discount is some bakery's, not the one asked
@@ -1045,14 +1064,15 @@ def test_the_clause_picking_out_the_occasion(question: str, clause: set[str]) ->
 
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
     question = "how many kilns were relined when we switched to Basalt bricks?"
-    body = {"id": "E1", "doc_id": "doc:KB-9", "title": "KB-9: Brick change", "parent": None, "dense": 0.3,
-            "text": "Switch the kiln lining to Basalt bricks from March."}  # fmt: skip
+    body = _evidence(
+        "E1",
+        "doc:KB-9",
+        "KB-9: Brick change",
+        "Switch the kiln lining to Basalt bricks from March.",
+        dense=0.3,
+    )
     comment = {**body, "id": "E2", "text": "Comment by ana on 2026-03-20: 14 kilns relined so far."}
-    plan = {
-        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    plan = _asking(question)
     lexicon = _Weights([])
     assert reflect(plan, [body, comment], lexicon, max_seeds=3).established == {"a1": ["E2"]}
     # another document's relining count is not the one the clause picks out
@@ -1091,11 +1111,7 @@ def test_a_fact_is_quoted_from_the_row_of_the_page_that_says_it() -> None:
     rest = {**first, "id": "E2", "chunk_id": "doc:kilns#1",
             "text": "| Spec | K2 | K5 |\n|---|---|---|\n| Weight | 900 kg | 1400 kg |"}  # fmt: skip
     question = "what's the peak temperature of the K5?"
-    plan = {
-        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    plan = _asking(question)
     said = [s.text for s in compose(plan, [rest, first], {"a1": ["E2"]}, Lexicon([])).sentences]  # type: ignore[arg-type]
     assert said and "1300 C" in said[0]
 
@@ -1122,50 +1138,41 @@ class _CloseToAudits(_Weights):
 
 def test_meaning_does_not_stand_in_for_the_asked_class_a_page_names() -> None:
     question = "which country is Millworks in?"
-    audit = {"id": "E1", "doc_id": "doc:QA-6", "title": "QA-6: Millworks audit", "parent": None, "dense": 0.9,
-             "text": "Annual audit of Millworks (M-4) in the spring."}  # fmt: skip
-    register = {"id": "E2", "doc_id": "doc:register", "title": "Supplier Register", "parent": None, "dense": 0.3,
-                "text": "| Code | Supplier | Country |\n|---|---|---|\n| M-4 | Millworks | Hungary |"}  # fmt: skip
-    plan = {
-        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    audit = _evidence(
+        "E1", "doc:QA-6", "QA-6: Millworks audit", "Annual audit of Millworks (M-4) in the spring.", dense=0.9
+    )
+    register = _evidence(
+        "E2",
+        "doc:register",
+        "Supplier Register",
+        "| Code | Supplier | Country |\n|---|---|---|\n| M-4 | Millworks | Hungary |",
+        dense=0.3,
+    )
+    plan = _asking(question)
     found = reflect(plan, [audit, register], _CloseToAudits([]), max_seeds=3).established
     assert found == {"a1": ["E2"]}
 
 
-@pytest.mark.parametrize(
-    ("text", "year_only"),
-    [
-        ("The glaze kiln is a committed deliverable for 2026 (see Kiln Plan).", True),
-        ("Handover on Mondays at 10:00 in 2026.", False),
-        ("Carried-over days lapse on 1 July 2026.", False),
-        ("New kiln date 2026-03-31.", False),
-    ],
-)
-def test_a_when_answered_by_a_year_alone(text: str, year_only: bool) -> None:
-    assert only_a_year(text) is year_only
-
-
 def test_a_year_that_points_to_a_page_read_too_gives_way_to_the_day_that_page_names() -> None:
     question = "when will the bakery get the glaze kiln?"
-    bakery = {"id": "E1", "doc_id": "doc:bakery", "title": "Crumb Bakery", "parent": None, "dense": 0.5,
-              "text": "The glaze kiln for the bakery is a committed deliverable for 2026 (see Kiln Plan)."}  # fmt: skip
-    kilns = {"id": "E2", "doc_id": "doc:Kiln Plan", "title": "Kiln Plan", "parent": None, "dense": 0.5,
-             "text": "Glaze kiln for the bakery: new date 2026-03-31."}  # fmt: skip
-    plan = {
-        "aspects": [{"id": "a1", "text": question, "terms": question_terms(question), "entities": []}],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    bakery = _evidence(
+        "E1",
+        "doc:bakery",
+        "Crumb Bakery",
+        "The glaze kiln for the bakery is a committed deliverable for 2026 (see Kiln Plan).",
+        dense=0.5,
+    )
+    kilns = _evidence(
+        "E2", "doc:Kiln Plan", "Kiln Plan", "Glaze kiln for the bakery: new date 2026-03-31.", dense=0.5
+    )
+    plan = _asking(question)
     found = reflect(plan, [bakery, kilns], Lexicon(["Kiln Plan"]), max_seeds=3).established  # type: ignore[arg-type]
     assert found["a1"][-1] == "E2"
 
 
 def test_neighbouring_sentences_are_read_as_one_only_where_the_second_shows_what_is_asked() -> None:
     text = "Mara (Crumb) says their kiln line stalls at shift start. Their glaze line runs two shifts."
-    e = {"id": "E1", "doc_id": "doc:KB-7", "title": "KB-7", "parent": None, "dense": 0.3, "text": text}
+    e = _evidence("E1", "doc:KB-7", "KB-7", text, dense=0.3)
     question = "how much glaze traffic did Crumb say their kiln line needs?"
     reading = read(
         e, {t: 1.0 for t in question_terms(question)}, float(len(question_terms(question))), "number"
@@ -1181,27 +1188,17 @@ def test_a_model_number_is_named_with_its_name_and_its_neighbours_are_siblings()
     assert not names_a_sibling("Kiln 7 Launch Plan", "kiln-7")
 
 
-class _TwoNames(Lexicon):
+class _TwoNames(_Aliases):
     """ "NM" is another name of Northmill's page."""
 
-    def resolve(self, name: str) -> list[str]:
-        return ["doc:northmill"] if name.lower() in {"northmill", "nm"} else []
-
-    def idf(self, term: str) -> float:
-        return 2.0
+    DOC, NAMES, WEIGHT = "doc:northmill", frozenset({"northmill", "nm"}), 2.0
 
 
 def test_a_passage_calling_the_entity_by_another_name_is_about_it() -> None:
     question = "what renewal price are we proposing to Northmill?"
     summary = {"id": "E1", "doc_id": "doc:nm-contract", "title": "NM Contract Summary", "parent": None,
                "dense": 0.4, "text": "Proposed price from October: $72 per oven per month for a 2-year renewal."}  # fmt: skip
-    plan = {
-        "aspects": [
-            {"id": "a1", "text": question, "terms": question_terms(question), "entities": ["Northmill"]}
-        ],
-        "answer_type": answer_type(question),
-        "effective_question": question,
-    }
+    plan = _asking(question, ["Northmill"])
     assert reflect(plan, [summary], _TwoNames(["Northmill", "NM"]), max_seeds=3).established == {"a1": ["E1"]}
     # a word that merely contains the other name ("NMR") is no mention of it
     other = {**summary, "title": "NMR Contract Summary"}

@@ -30,24 +30,37 @@ class _People(FakeKnowledge):
         return {n: ["t:vale"] for n in names if n == "Nina Vale"}
 
 
-def test_a_hop_reads_the_chunk_with_what_the_bridge_leaves_unsaid() -> None:
-    question = "where did the performer of the song Blue Harbour die?"
-    state: dict[str, Any] = {
+def _state(question: str, *, entities: list[str] | None = None, **fields: Any) -> dict[str, Any]:
+    """A flow state about to retrieve: the fields a test sets over a first turn's graph round."""
+    return {
         "principals": ["public"],
         "round": 1,
         "turn": 1,
-        "evidence": [evidence_from_hit("E1", SONG, 1, 1, "text", None, 1.0)],  # type: ignore[arg-type]
-        "plan": {"effective_question": question, "entities": ["Blue Harbour"]},
+        "evidence": [],
+        "plan": {"effective_question": question, "entities": entities or []},
         "question": question,
         "tried_queries": [],
         "direction": "graph",
         "next_queries": [],
         "modes": ["text", "graph"],
-        "seeds": ["Nina Vale"],
-        "seed_origins": {"Nina Vale": "E1"},
-        "read_docs": ["t:song"],
+        "seeds": [],
+        "seed_origins": {},
+        "read_docs": [],
         "trace": [],
+        **fields,
     }
+
+
+def test_a_hop_reads_the_chunk_with_what_the_bridge_leaves_unsaid() -> None:
+    question = "where did the performer of the song Blue Harbour die?"
+    state = _state(
+        question,
+        evidence=[evidence_from_hit("E1", SONG, 1, 1, "text", None, 1.0)],
+        entities=["Blue Harbour"],
+        seeds=["Nina Vale"],
+        seed_origins={"Nina Vale": "E1"},
+        read_docs=["t:song"],
+    )
     out = retrieve(state, knowledge=_People(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     read = [e["chunk_id"] for e in out["evidence"] if e["doc_id"] == "t:vale"]
     # the chunk that repeats the song's words is not what the hop is for: where she died is
@@ -80,22 +93,7 @@ class _Neighbours(FakeKnowledge):
 def test_an_expanded_neighbour_is_read_for_what_the_passage_before_it_leaves_unsaid() -> None:
     question = "what discount do we give the bakery that hosts our kiln trial?"
     trial = {**evidence_from_hit("E1", TRIAL, 1, 1, "text", None, 1.0), "relevance": 0.9}
-    state: dict[str, Any] = {
-        "principals": ["public"],
-        "round": 1,
-        "turn": 1,
-        "evidence": [trial],
-        "plan": {"effective_question": question, "entities": []},
-        "question": question,
-        "tried_queries": [],
-        "direction": "graph",
-        "next_queries": [],
-        "modes": ["text", "graph"],
-        "seeds": [],
-        "seed_origins": {},
-        "read_docs": ["t:kb4"],
-        "trace": [],
-    }
+    state = _state(question, evidence=[trial], read_docs=["t:kb4"])
     out = retrieve(state, knowledge=_Neighbours(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     read = {e["chunk_id"] for e in out["evidence"] if e["doc_id"] == "t:crumb"}
     # the discount (what the ticket leaves unsaid), and the section saying this is the bakery that hosts it
@@ -117,22 +115,15 @@ class _Shelf(FakeKnowledge):
 def test_a_follow_up_reads_afresh_what_an_earlier_turn_read() -> None:
     question = "and the discount on glaze?"
     earlier = evidence_from_hit("E1", CRUMB[2], 1, 1, "text", None, 1.0)
-    state: dict[str, Any] = {
-        "principals": ["public"],
-        "round": 0,
-        "turn": 2,
-        "evidence": [earlier],
-        "plan": {"effective_question": question, "entities": []},
-        "question": question,
-        "tried_queries": [],
-        "direction": "text",
-        "next_queries": [question],
-        "modes": ["text", "graph"],
-        "seeds": [],
-        "seed_origins": {},
-        "read_docs": ["t:crumb"],
-        "trace": [],
-    }
+    state = _state(
+        question,
+        round=0,
+        turn=2,
+        evidence=[earlier],
+        direction="text",
+        next_queries=[question],
+        read_docs=["t:crumb"],
+    )
     out = retrieve(state, knowledge=_Shelf(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     again = [e for e in out["evidence"] if e["chunk_id"] == "t:crumb#2" and e["turn"] == 2]
     assert len(again) == 1 and again[0]["id"] != "E1"
@@ -155,22 +146,7 @@ class _Meaning(FakeKnowledge):
 
 def test_the_first_round_reads_the_passage_closest_in_meaning_alone() -> None:
     question = "could I step away from my job for a while with no paycheck?"
-    state: dict[str, Any] = {
-        "principals": ["public"],
-        "round": 0,
-        "turn": 1,
-        "evidence": [],
-        "plan": {"effective_question": question, "entities": []},
-        "question": question,
-        "tried_queries": [],
-        "direction": "text",
-        "next_queries": [question],
-        "modes": ["text", "graph"],
-        "seeds": [],
-        "seed_origins": {},
-        "read_docs": [],
-        "trace": [],
-    }
+    state = _state(question, round=0, direction="text", next_queries=[question])
     out = retrieve(state, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     assert "t:leave" in [e["doc_id"] for e in out["evidence"]]
     lexical_only = {**state, "modes": ["graph"]}  # without text search: no dense reading either
