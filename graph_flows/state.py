@@ -46,6 +46,8 @@ class Aspect(TypedDict):
     # type and wording; absent, the plan's
     answer_type: NotRequired[str]
     question: NotRequired[str]
+    # names the question sets aside ("besides Northwind, ..."): the answer is about someone else
+    excluded: NotRequired[list[str]]
 
 
 class Gap(TypedDict):

@@ -353,6 +353,21 @@ def asked_class(question: str) -> str | None:
     return stem(m.group(1).lower())
 
 
+_EXCLUDING = re.compile(
+    r"\b(?:besides|other than|except(?: for)?|apart from|aside from|excluding)\s+(?:the\s+)?", re.I
+)
+
+
+def excluded_names(question: str, names: Sequence[str]) -> list[str]:
+    """The names a question sets aside ("besides Northwind, has any other customer..."): the answer is about
+    someone else."""
+    found: list[str] = []
+    for m in _EXCLUDING.finditer(question):
+        rest = normalise(question[m.end() :])
+        found += [n for n in names if normalise(n) and rest.startswith(normalise(n)) and n not in found]
+    return found
+
+
 def picks_by_relative_clause(question: str) -> bool:
     return bool(_RELATIVE_CLAUSE.search(question))
 

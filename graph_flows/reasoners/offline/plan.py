@@ -15,6 +15,7 @@ from graph_flows.reasoners.offline.language import (
     QUOTED,
     comparison_sides,
     distributed,
+    excluded_names,
     followup_question,
     implied_terms,
     is_followup,
@@ -96,6 +97,15 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         if len(parts) > 1:
             # one message, several questions: each is established (or left open) on its own
             aspects = [_part_aspect(i, part, entities, lexicon) for i, part in enumerate(parts)]
+    set_aside = excluded_names(effective, entities)
+    if set_aside and not sides:
+        # "besides Northwind, has any other customer...": not a name the answer must carry, one it must not
+        gone = {t for name in set_aside for t in terms(name)}
+        for aspect in aspects:
+            aspect["entities"] = [n for n in aspect["entities"] if n not in set_aside]
+            aspect["terms"] = [t for t in aspect["terms"] if t not in gone]
+            aspect["excluded"] = set_aside
+        entities = [n for n in entities if n not in set_aside]
     queries = [effective] + ([a["text"] for a in aspects] if len(aspects) > 1 else [])
     notes = [f"follow-up: {edit} edit"] if edit else []
     return PlanProposal(

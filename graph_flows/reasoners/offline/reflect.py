@@ -148,6 +148,14 @@ def reflect(
             if len(lost) == 1 < len(weights) - 2
             else weights
         )
+        if aspect.get("excluded"):
+            # "besides Northwind": a passage titled or answering about a name set aside is not the answer
+            aside = [alias for name in aspect["excluded"] for alias in (name, *lexicon.aliases(name))]
+            readings = {
+                eid: r
+                for eid, r in readings.items()
+                if not any(_calls({**r.evidence, "text": r.best}, name) for name in aside)
+            }
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
             by_id,
@@ -320,8 +328,10 @@ def _mine_names(
 
 
 def _constraints(aspect: dict[str, Any], all_sides: Sequence[str], lexicon: Lexicon) -> list[str]:
-    """Names and codes this aspect insists on, minus the other sides of a comparison."""
-    others = {t for side in all_sides if side not in aspect["entities"] for t in tokens(side)}
+    """Names and codes this aspect insists on, minus the other sides of a comparison and the names it sets
+    aside."""
+    set_aside = [*(side for side in all_sides if side not in aspect["entities"]), *aspect.get("excluded", [])]
+    others = {t for side in set_aside for t in tokens(side)}
     return [c for c in constraint_words(aspect["text"]) if c not in others]
 
 

@@ -4,6 +4,7 @@ supersession. Phrasings are written for these tests, not taken from the eval fil
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -39,6 +40,7 @@ from graph_flows.reasoners.offline.language import (
     comparison_sides,
     constraint_words,
     distributed,
+    excluded_names,
     followup_question,
     is_followup,
     pick_direction,
@@ -1203,3 +1205,19 @@ def test_a_passage_calling_the_entity_by_another_name_is_about_it() -> None:
     # a word that merely contains the other name ("NMR") is no mention of it
     other = {**summary, "title": "NMR Contract Summary"}
     assert reflect(plan, [other], _TwoNames(["Northmill", "NM"]), max_seeds=3).established == {}
+
+
+def test_a_name_the_question_sets_aside_is_no_constraint_and_no_answer() -> None:
+    question = "besides Northmill, has any other bakery got a raised glaze quota?"
+    assert excluded_names(question, ["Northmill"]) == ["Northmill"]
+    assert excluded_names("what quota does Northmill have?", ["Northmill"]) == []
+    proposal = plan(question, [], Lexicon(["Northmill"]))
+    [aspect] = proposal.aspects
+    assert aspect["entities"] == [] and aspect.get("excluded") == ["Northmill"]
+    assert "northmil" not in aspect["terms"]
+    theirs = _evidence(
+        "E1", "doc:q1", "Quota raised", "The Northmill bakery's glaze quota was raised to 900 kg."
+    )
+    other = _evidence("E2", "doc:q2", "Quota raised", "The Crumb bakery's glaze quota was raised to 400 kg.")
+    found = reflect(asdict(proposal), [theirs, other], _Weights([]), max_seeds=3).established
+    assert found == {"a1": ["E2"]}
