@@ -79,7 +79,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             ran.append(query)
             mode = "hybrid" if "text" in state["modes"] else "bm25"
             hits = knowledge.search_text(query, principals, flow_settings.hits_per_query, mode=mode)
-            if mode == "hybrid" and rnd == 1:
+            if mode == "hybrid" and rnd == 1 and _says_otherwise(query, knowledge, principals):
                 # the closest passages in meaning alone, among the first read: a question in words no page uses
                 # ("step away from my job, with no paycheck") ranks them below pages sharing its common words
                 closest = knowledge.search_text(query, principals, DENSE_EXTRA, mode="dense")
@@ -176,6 +176,15 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         "read_docs": list(dict.fromkeys([*state["read_docs"], *(e["doc_id"] for e in new)])),
         "trace": [*state["trace"], entry],
     }
+
+
+def _says_otherwise(query: str, knowledge: KnowledgeReader, principals: frozenset[str]) -> bool:
+    """Whether the question uses a word no visible page does: text search cannot see what it means."""
+    asked = [t for t in question_terms(query) if t.isalpha() and len(t) > 2]
+    if not asked:
+        return False
+    _, df = knowledge.term_frequencies(asked, principals)
+    return any(df.get(t, 0) == 0 for t in asked)
 
 
 def _unsaid(focus: set[str], parent: Evidence | None) -> set[str]:

@@ -143,12 +143,19 @@ class _Meaning(FakeKnowledge):
     def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[_Hit]:
         return [h for h in [LEAVE, *SHARED] if h.doc_id == doc_id]
 
+    def term_frequencies(self, stems: Any, principals: frozenset[str]) -> tuple[int, dict[str, int]]:
+        return 100, {s: 0 if s == "paycheck" else 3 for s in stems}  # no page says "paycheck"
+
 
 def test_the_first_round_reads_the_passage_closest_in_meaning_alone() -> None:
     question = "could I step away from my job for a while with no paycheck?"
     state = _state(question, round=0, direction="text", next_queries=[question])
     out = retrieve(state, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     assert "t:leave" in [e["doc_id"] for e in out["evidence"]]
+    worded = _state("could I step away from my job for a while with no pay?", round=0, direction="text")
+    worded["next_queries"] = [worded["question"]]  # every word on some page: text search reads it as asked
+    out = retrieve(worded, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
+    assert "t:leave" not in [e["doc_id"] for e in out["evidence"]]
     lexical_only = {**state, "modes": ["graph"]}  # without text search: no dense reading either
     out = retrieve(lexical_only, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     assert "t:leave" not in [e["doc_id"] for e in out["evidence"]]
