@@ -584,6 +584,8 @@ def best_chain_for(
             ):
                 candidates.append((eid, [namer, eid], True))
     for eid, chain, by_name in candidates:
+        if any(link not in readings for link in chain):
+            continue  # a link set aside ("besides Northwind"): the chain through it is not read
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
         reading = answering_reading(readings, chain, weights, total, kind) if hop else readings[eid]

@@ -1221,3 +1221,7 @@ def test_a_name_the_question_sets_aside_is_no_constraint_and_no_answer() -> None
     other = _evidence("E2", "doc:q2", "Quota raised", "The Crumb bakery's glaze quota was raised to 400 kg.")
     found = reflect(asdict(proposal), [theirs, other], _Weights([]), max_seeds=3).established
     assert found == {"a1": ["E2"]}
+    # a passage reached from the one set aside is read without it (no chain runs through what is set aside)
+    onward = _evidence("E3", "doc:q3", "Glaze", "Glaze orders follow the quota.", parent="E1")
+    found = reflect(asdict(proposal), [theirs, other, onward], _Weights([]), max_seeds=3).established
+    assert found == {"a1": ["E2"]}
