@@ -19,9 +19,9 @@ from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
 MAX_MORE_CHUNKS = 4  # further chunks of documents already read this round (another comment, a later section)
-MAX_WHOLE_CHUNKS = 8
+MAX_WHOLE_CHUNKS = 8  # chunks of a named document read whole for a list question
 DENSE_EXTRA = 2  # passages closest in meaning alone, read in the first round besides the fused search ...
-FUSED_FIRST = 4  # ... after this many of the fused search's  # chunks of a named document read whole for a list question
+FUSED_FIRST = 5  # ... after this many of the fused search's
 
 
 def normalise_query(query: str) -> str:
