@@ -27,7 +27,7 @@ from sqlalchemy import Column, DateTime, Engine, String, delete, insert, select
 
 from bot.askers import AskerDirectory, UnknownAsker
 from connectors.base import PUBLIC
-from connectors.database import owned_table
+from connectors.database import create_tables, owned_table
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class ChannelAudience:
         members: TTLCache[str, tuple[str, ...]] = TTLCache(MAX_CACHED_CHANNELS, ttl_s, timer=clock)
         self._members = cached(members, condition=threading.Condition())(self._fetch_members)
         self._self_id: str | None = None
-        channel_policies.metadata.create_all(engine)
+        create_tables(channel_policies.metadata, engine)
 
     def policy(self, team: str, channel: str) -> Policy:
         if _is_dm(channel):

@@ -36,7 +36,7 @@ from bot.render_insights import digest_message
 from bot.settings import DigestConfig
 from bot.slack_columns import slack_id
 from bot.slack_retry import SLACK_FAILURES, error_code
-from connectors.database import owned_table
+from connectors.database import create_tables, owned_table
 from graph_flows.gaplog import GapLog
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class AdminDigest:
         self._admins, self._viewer_of = admins, viewer_of
         self._gaps, self._feedback, self._jobs = gaps, feedback, jobs
         self._worker = worker or f"{socket.gethostname()}:{id(self):x}"
-        admin_digests.metadata.create_all(engine)
+        create_tables(admin_digests.metadata, engine)
 
     def run_due(self, now: datetime) -> list[str]:
         """Sends the due period's digest to every admin not yet sent to; returns whom this worker sent to."""

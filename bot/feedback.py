@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Column, Engine, Float, String, delete, insert, select
 
 from bot.slack_columns import slack_id, slack_ts
-from connectors.database import owned_table, serial_id
+from connectors.database import create_tables, owned_table, serial_id
 
 slack_feedback = owned_table(
     "slack_feedback",
@@ -46,7 +46,7 @@ class Feedback:
 class FeedbackLog:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        slack_feedback.metadata.create_all(engine)
+        create_tables(slack_feedback.metadata, engine)
 
     def record(self, feedback: Feedback) -> None:
         with self._engine.begin() as conn:

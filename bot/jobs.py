@@ -51,7 +51,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from bot.slack_columns import slack_id, slack_ts
-from connectors.database import owned_table, serial_id
+from connectors.database import create_tables, owned_table, serial_id
 from graph_flows.flow import thread_id
 
 log = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ class JobQueue:
     def __init__(self, engine: Engine, *, clock: Clock = time.time, lease_s: float = DEFAULT_LEASE_S) -> None:
         self._engine, self._clock, self.lease_s = engine, clock, lease_s
         self._wake = threading.Condition()
-        slack_jobs.metadata.create_all(engine)
+        create_tables(slack_jobs.metadata, engine)
         _add_new_columns(engine)
 
     def enqueue(self, new: NewJob) -> Job | None:

@@ -48,6 +48,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from bot.slack_columns import owner_columns
+from connectors.database import create_tables
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class TokenVault:
                 raise ConfigError("no vault key configured and no data directory to keep a local key in")
             key = _local_key(default_key_file(data_dir), legacy=data_dir / KEY_FILE_NAME)
         vault = cls(engine, _multi_fernet(key))
-        metadata.create_all(engine)
+        create_tables(metadata, engine)
         vault._check_key()
         return vault
 

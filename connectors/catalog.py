@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 
 from connectors.base import Connector
-from connectors.database import owned_table
+from connectors.database import create_tables, owned_table
 from connectors.registry import build_connector, connector_classes
 
 SECRET_REF = "$secret"  # what the catalog stores in place of a secret: {"$secret": "<vault name>"}
@@ -69,7 +69,7 @@ class SourceCatalog:
     def __init__(self, engine: Engine, secrets: SecretStore | None = None) -> None:
         self.engine = engine
         self.secrets = secrets
-        sources.metadata.create_all(engine)
+        create_tables(sources.metadata, engine)
 
     def add(
         self, name: str, kind: str, config: dict[str, Any], *, interval_s: int = 3600, added_by: str = ""

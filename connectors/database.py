@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import Column, Engine, Integer, MetaData, Table, create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import SchemaItem
 
 
@@ -48,6 +49,22 @@ def serial_id() -> Column[int]:
 
 def owned_table(name: str, *parts: SchemaItem) -> Table:
     """The table of a feature that keeps one (the job queue, feedback, the catalog, leases...), on a MetaData of
-    its own: the feature creates it when it starts (`table.metadata.create_all(engine)`) without creating anyone
-    else's, and `bot.schema.all_metadata` lists it for Alembic."""
+    its own: the feature creates it when it starts (`create_tables(table.metadata, engine)`) without creating
+    anyone else's, and `bot.schema.all_metadata` lists it for Alembic."""
     return Table(name, MetaData(), *parts)
+
+
+def create_tables(metadata: MetaData, engine: Engine) -> None:
+    """`metadata.create_all`, when `sleuth serve` and its workers start at the same moment on one database: a
+    table another process created between the check and the CREATE is there, which is what was wanted. (A lock
+    would do too; every feature's start would then wait on the others'.)"""
+    for attempt in range(3):
+        try:
+            metadata.create_all(engine)
+            return
+        except (
+            DBAPIError
+        ) as error:  # SQLite "table x already exists"; PostgreSQL DuplicateTable or pg_type key
+            raced = "already exists" in str(error) or "pg_type_typname_nsp_index" in str(error)
+            if not raced or attempt == 2:
+                raise

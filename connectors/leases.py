@@ -14,7 +14,7 @@ from collections.abc import Callable
 from sqlalchemy import Column, Engine, Float, String, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from connectors.database import owned_table
+from connectors.database import create_tables, owned_table
 
 leases = owned_table(
     "leases",
@@ -27,7 +27,7 @@ leases = owned_table(
 class Leases:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        leases.metadata.create_all(engine)
+        create_tables(leases.metadata, engine)
 
     def hold(self, name: str, holder: str, ttl_s: float) -> bool:
         """Takes the lease, or renews it when `holder` has it; False while another holder's lease runs."""

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Column, Engine, Float, String, Text, delete, insert, select
 
-from connectors.database import owned_table, serial_id
+from connectors.database import create_tables, owned_table, serial_id
 from connectors.text import normalise
 from graph_flows.reading import terms
 
@@ -129,7 +129,7 @@ def gap_subject(text: str, names: Names | None) -> list[str]:
 class GapLog:
     def __init__(self, engine: Engine, *, clock: Callable[[], float] = time.time) -> None:
         self._engine, self._clock = engine, clock
-        gap_entries.metadata.create_all(engine)
+        create_tables(gap_entries.metadata, engine)
 
     def append(
         self,

@@ -37,7 +37,7 @@ from bot.identity.states import Clock, StateStore
 from bot.slack_columns import owner_columns
 from bot.vault import TokenSet, TokenVault
 from connectors.base import LinkedIdentity
-from connectors.database import owned_table
+from connectors.database import create_tables, owned_table
 
 if TYPE_CHECKING:
     from authlib.integrations.httpx_client import OAuth2Client
@@ -173,7 +173,7 @@ class AccountLinker:
         self._timeout = http_timeout_s
         self._states = StateStore(engine, vault, clock, state_ttl_s)
         self._listeners: list[Callable[[str, str], None]] = []
-        oauth_links.metadata.create_all(engine)
+        create_tables(oauth_links.metadata, engine)
 
     def __repr__(self) -> str:
         return f"AccountLinker(sources={sorted(self._sources)!r})"

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from bot.identity.errors import InvalidLinkState
 from bot.slack_columns import owner_columns
 from bot.vault import TokenVault
+from connectors.database import create_tables
 
 Clock = Callable[[], float]
 
@@ -67,7 +68,7 @@ def state_hash(state: str) -> str:
 class StateStore:
     def __init__(self, engine: sa.Engine, vault: TokenVault, clock: Clock, ttl_s: float) -> None:
         self._engine, self._vault, self._clock, self._ttl_s = engine, vault, clock, ttl_s
-        metadata.create_all(engine)
+        create_tables(metadata, engine)
 
     def mint(self, team: str, user: str, source: str, slack_email: str | None = None) -> tuple[str, str]:
         """Returns (state, code_verifier) for a new authorization request, and drops expired states."""
