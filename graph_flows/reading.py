@@ -123,7 +123,6 @@ _DERIVATIONS = {
     "kilogram": "kg",
     "kilometr": "km",
     "kilomet": "km",
-    "pound": "lb",
     # a long word and the clipping people write for it ("rev C" for revision C): read as the clipping, which is
     # too short to match other words by prefix ("revis" would match "revisit")
     "revis": "rev",
@@ -628,11 +627,10 @@ _SHOWN_BY = {
     # a rate is a quantity per something ("~4,000 messages/sec", "2 visits per week") or a share ("0.4%")
     "rate": re.compile(r"\d[\d,.]*\s?(?:[^\W\d]+\s?)?(?:/\s?[^\W\d]+|per\s+[^\W\d]+)|\d\s?%", re.IGNORECASE),
     "email": re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # "who do I email": an address answers
-    "channel": re.compile(
-        r"(?<![\w&])#[a-z0-9][\w-]*[a-z0-9]", re.IGNORECASE
-    ),  # a chat channel, "#eng-platform"
+    # a chat channel, "#eng-platform"
+    "channel": re.compile(r"(?<![\w&])#[a-z0-9][\w-]*[a-z0-9]", re.IGNORECASE),
     "phone": re.compile(r"\+?\d[\d ().-]{7,}\d"),
-    "url": re.compile(r"\bhttps?://\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|nl|de|se)\b"),
+    "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+(?:\.[\w-]+)+"),  # a link, not any dotted word
 }
 
 

@@ -154,7 +154,7 @@ def reflect(
             readings = {
                 eid: r
                 for eid, r in readings.items()
-                if not any(_calls({**r.evidence, "text": r.best}, name) for name in aside)
+                if not any(_says_name(f"{r.evidence['title']} {r.best}", name) for name in aside)
             }
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
@@ -559,7 +559,7 @@ def best_chain_for(
     own: frozenset[str] = frozenset(),
     dated: bool = False,
     clause: frozenset[str] = frozenset(),
-    asked: str | None = None,
+    member_class: str | None = None,
     called: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
@@ -569,10 +569,13 @@ def best_chain_for(
     # a comparison side is answered from its own passages, never by ending on another side's page
     elsewhere = {eid for eid in readings if is_entity_passage(by_id[eid], other_sides)} - entity_roots
     candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
-    said_somewhere = frozenset().union(*(r.covered for r in readings.values()))  # by some unit read
     doc_says: dict[str, frozenset[str]] = {}  # what each document's read passages say, anywhere in them
+    doc_units: dict[str, frozenset[str]] = {}  # ... and in their best units
     for r in readings.values():
-        doc_says[r.evidence["doc_id"]] = doc_says.get(r.evidence["doc_id"], frozenset()) | r.anywhere
+        doc = r.evidence["doc_id"]
+        doc_says[doc] = doc_says.get(doc, frozenset()) | r.anywhere
+        doc_units[doc] = doc_units.get(doc, frozenset()) | r.covered
+    said_somewhere = frozenset().union(*doc_units.values())  # by some unit read
     for eid in readings:
         for namer in (named_by or {}).get(eid, [])[:4]:
             # a list is asked of one document: it is not assembled from the documents it names
@@ -599,10 +602,7 @@ def best_chain_for(
         covered |= occasion
         # the document a hop reaches may say why it is the one in another section ("the customer that hosts
         # our canary robots": its sites section; its uptime is under commitments)
-        reached: set[str] = set()
-        if hop:
-            last_doc = by_id[chain[-1]]["doc_id"]
-            reached = set().union(*(r.covered for r in readings.values() if r.evidence["doc_id"] == last_doc))
+        reached = doc_units[by_id[chain[-1]]["doc_id"]] if hop else frozenset()
         if by_id[chain[0]]["doc_id"] in own:
             covered |= entity_terms & set(weights)  # the page is the entity, named by its alias
         lexical_part = sum(weights[t] for t in covered) / total
@@ -657,7 +657,7 @@ def best_chain_for(
             paraphrased = (
                 len(chain) == 1
                 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
-                and not (asked in unheld and asked in said_somewhere)
+                and not (member_class in unheld and member_class in said_somewhere)
             )
             if unheld and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
@@ -685,8 +685,7 @@ def best_chain_for(
         if (
             entities
             and by_id[chain[0]]["doc_id"] not in own
-            and not any(_mentions(by_id[chain[0]], name) for name in entities)
-            and not any(_calls(by_id[chain[0]], alias) for alias in _all_aliases(called))
+            and not any(_mentions(by_id[chain[0]], name) for name in [*entities, *_all_aliases(called)])
         ):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
         elif entity_roots and chain[0] not in entity_roots:
@@ -718,15 +717,9 @@ def _unaliased(
     met by "NWL" in "NWL Contract Summary"."""
     met: set[str] = set()
     for name, aliases in (called or {}).items():
-        if any(_calls(by_id[link], alias) for alias in aliases for link in chain):
+        if any(_mentions(by_id[link], alias) for alias in aliases for link in chain):
             met |= set(tokens(name))
     return [c for c in constraints if c not in met]
-
-
-def _calls(e: Evidence, alias: str) -> bool:
-    """The passage uses the name as a word ("NWL Reno called", never the "rc" in "source")."""
-    key = normalise(alias)
-    return bool(key) and bool(re.search(rf"\b{re.escape(key)}\b", normalise(f"{e['title']} {e['text']}")))
 
 
 def focus_row(text: str, focus: Sequence[str]) -> str:
@@ -889,5 +882,12 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
 
 
 def _mentions(e: Evidence, name: str) -> bool:
+    """The passage (its title or text) uses the name as words ("NWL Reno called"; never the "rc" in "source")."""
+    return _says_name(f"{e['title']} {e['text']}", name)
+
+
+@lru_cache(maxsize=100_000)
+def _says_name(text: str, name: str) -> bool:
+    # Cached: every candidate chain asks it of its root, for each name and alias of the asked entities
     key = normalise(name)
-    return bool(key) and (key in normalise(e["title"]) or key in normalise(e["text"]))
+    return bool(key) and bool(re.search(rf"\b{re.escape(key)}\b", normalise(text)))
