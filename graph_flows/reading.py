@@ -157,7 +157,54 @@ def term_set(text: str) -> frozenset[str]:
     """Cached: the reasoner reads the same sentences against every aspect, every round. A life span after a
     name ("Guiomar Novaes (February 28, 1895 - March 7, 1979)") says a birth and a death."""
     found = frozenset(terms(text)) | {stem(word) for word in also_said(text)}
-    return found | LIFE_EVENTS if _LIFESPAN.search(text) else found
+    return found | LIFESPAN_SAYS if _LIFESPAN.search(text) else found
+
+
+def terms_for(text: str, kind: str) -> frozenset[str]:
+    """A text's terms as a question of this kind reads them: a life span says when someone was born and died,
+    not where or why ("where did he die" is not answered by "Jerry Gray (July 3, 1915 - August 10, 1976)")."""
+    found = term_set(text)
+    span = _LIFESPAN.search(text) if kind in _NOT_SAID_BY_DATES else None
+    if span is None or (kind == "place" and _PLACE_IN_SPAN.search(span.group(0))):
+        return found  # "(22 September 1869, Évreux – 9 December 1925, Paris)" says where, too
+    return found - (LIFESPAN_SAYS - frozenset(terms(text)))
+
+
+_SPAN_END = re.compile(
+    rf"(?:(?P<day>\d{{1,2}})\s+)?(?:(?P<month>{'|'.join(MONTHS)})\w*\.?\s+)?(?:(?P<day2>\d{{1,2}}),?\s+)?"
+    r"(?P<year>(?:1[0-9]|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+def lifetime(text: str) -> str | None:
+    """How long someone lived, from the life span after their name ("(13 May 1923 – 27 December 2009)": "86
+    years"): what "who lived longer" compares. Whole years, a birthday not yet reached that year counted."""
+    span = _LIFESPAN.search(text)
+    if span is None:
+        return None
+    inside = span.group(0)[span.group(0).index("(") + 1 : -1]
+    parts = _SPAN_BREAK.split(inside, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    ends = [_SPAN_END.search(part) for part in parts]
+    if ends[0] is None or ends[1] is None:
+        return None
+    years = int(ends[1]["year"]) - int(ends[0]["year"])
+    days = [(_month_number(m["month"]), int(m["day"] or m["day2"] or 0)) for m in ends]
+    if all(month for month, _ in days) and days[1] < days[0]:
+        years -= 1
+    return f"{years} years" if years >= 0 else None
+
+
+def _month_number(word: str | None) -> int:
+    """1-12 for a month's name or abbreviation, 0 for none."""
+    prefix = (word or "").lower()[:3]
+    return next((i for i, name in enumerate(MONTHS[:12], 1) if prefix and name.startswith(prefix)), 0)
+
+
+_NOT_SAID_BY_DATES = frozenset(["place", "explanation"])
+_PLACE_IN_SPAN = re.compile(rf"\d\s*,\s*(?!(?i:{'|'.join(m[:3] for m in MONTHS)}))[A-Z]|\b(?:in|at)\s+[A-Z]")
 
 
 @lru_cache(maxsize=100_000)
@@ -200,10 +247,13 @@ def _initialisms(text: str) -> frozenset[str]:
 # "(28 February 1895 – 7 March 1979)", "(1702 – 12 October 1768)": two dates joined by a dash in brackets
 # right after a name; a quarter or a fiscal range ("Sales (Q1 2025 – Q2 2026)") is no life
 _LIFESPAN = re.compile(
-    r"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?\b(?:1[0-9]|20)\d\d\b[^()]*?[-–—]\s*[^()]*?"
+    r"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?\b(?:1[0-9]|20)\d\d\b[^()]*?(?:[-–—]|\bdied\b)\s*[^()]*?"
     r"\b(?:1[0-9]|20)\d\d\b[^()]*\)"
 )
+# "(1915 – 1976)", "(born 1933 in Genoa, died 2014)"
+_SPAN_BREAK = re.compile(r"\s*[-–—]\s*|,?\s*\bdied\b\s*")
 LIFE_EVENTS = frozenset(["birth", "death"])  # the stems "born" and "died" are read as (_DERIVATIONS)
+LIFESPAN_SAYS = LIFE_EVENTS | {"live"}  # "who lived longer" is read off the two dates
 
 
 # "how many", "how long", "what amount of": the question's form says what kind of answer it wants (the answer
@@ -224,6 +274,7 @@ def question_terms(question: str) -> list[str]:
         asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
     asked = _PHRASAL_VERB.sub(" ", asked)
     asked = _POINTER.sub(" ", asked)
+    asked = _SPOKEN_NUMBER.sub(_in_digits, asked)
     if _ASKS_WHEN.match(asked):
         asked = _SCHEDULED.sub(" ", asked)  # "when is it planned to ship": a date answers, whatever the plan
     return terms(_QUESTION_FORM.sub(lambda m: _form_keep(m.group(0)), asked))
@@ -250,6 +301,30 @@ _POINTER = re.compile(
     r"\b(?:named|mentioned|listed|referenced|cited|linked)(?=\s+(?:in|on|by)\b)", re.IGNORECASE
 )
 _DURATION_VERB = re.compile(r"\b(?:take|takes|took|taken|last|lasts|lasted)\b", re.IGNORECASE)
+# A round sum said in words ("more than a quarter million a year", "half a million"): pages write it in digits
+# ("Above $250,000"), so the question reads it as they do
+_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+_COUNTS |= {"nine": 9, "ten": 10, "twenty": 20, "fifty": 50, "hundred": 100}
+_FRACTIONS = {
+    "a quarter": 0.25,
+    "a quarter of a": 0.25,
+    "half a": 0.5,
+    "a half": 0.5,
+    "three quarters of a": 0.75,
+}
+_SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_SPOKEN_NUMBER = re.compile(
+    r"\b(?:(?P<fraction>three quarters of a|a quarter of a|a quarter|half a|a half)|(?P<count>\d+(?:\.\d+)?|"
+    + "|".join(_COUNTS)
+    + r"))\s+(?P<scale>thousand|million|billion)\b",
+    re.IGNORECASE,
+)
+
+
+def _in_digits(match: re.Match[str]) -> str:
+    part = match.group("fraction") or match.group("count")
+    size = _FRACTIONS.get(part.lower()) or _COUNTS.get(part.lower()) or float(part)
+    return f"{round(size * _SCALES[match.group('scale').lower()]):,}"
 
 
 # Measure adjectives and their comparatives -> the dimension a spec table or a sentence names. General English,

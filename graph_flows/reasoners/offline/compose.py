@@ -25,15 +25,22 @@ from graph_flows.reading import (
     corrected,
     has_answer_shape,
     holds,
+    lifetime,
     precise_date,
     shows_type,
     stem,
     term_set,
+    terms_for,
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.language import constraint_words, pick_direction, subordinate_terms
+from graph_flows.reasoners.offline.language import (
+    asks_lifetime,
+    constraint_words,
+    pick_direction,
+    subordinate_terms,
+)
 from graph_flows.reasoners.offline.reflect import (
     asked_question,
     aspect_kind,
@@ -135,7 +142,9 @@ def compose(
             for unit, cited in picked[:3]:
                 say(unit_text(unit, focus), cited, aspect["id"])
             if plan.get("comparison") and picked:
-                value = _comparable(unit_text(picked[0][0], focus), kind)
+                said = unit_text(picked[0][0], focus)
+                by_length = asks_lifetime(plan.get("effective_question") or question)
+                value = lifetime(said) if by_length else _comparable(said, kind)
                 if value:
                     side = aspect["entities"][0] if aspect["entities"] else ""
                     side_values.append((side, value, picked[0][1]))
@@ -402,7 +411,7 @@ def scored_units(
     sims = lexicon.similarity(question, texts) if question else [0.0] * len(candidates)
     scored = []
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
-        unit_terms = term_set(unit.text)
+        unit_terms = terms_for(unit.text, kind)
         around = context_terms(e, unit)
         # a type noun is held by a unit showing that type ("email": an address)
         in_unit = {t for t in weights if holds(unit_terms, t) or shows_type(unit.text, t)}

@@ -391,6 +391,17 @@ def picks_by_time(question: str) -> bool:
     return bool(_BY_TIME.search(question))
 
 
+_LIFETIME = re.compile(
+    r"\blived?\s+(?:longer|shorter|the\s+longest|the\s+shortest|longest|shortest)\b|\b(?:longer|shorter)[- ]lived\b",
+    re.I,
+)
+
+
+def asks_lifetime(question: str) -> bool:
+    """ "Who lived longer, X or Y?": the sides' life spans are compared by their length, not their dates."""
+    return bool(_LIFETIME.search(question))
+
+
 def pick_direction(question: str) -> str | None:
     """ "low" when the question asks for the first/smaller side, "high" for the later/larger one."""
     low, high = _PICK_LOW.search(question), _PICK_HIGH.search(question)

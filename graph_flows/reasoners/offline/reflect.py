@@ -40,6 +40,7 @@ from graph_flows.reading import (
     stem,
     term_set,
     terms,
+    terms_for,
     units,
 )
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
@@ -122,7 +123,7 @@ def reflect(
         unseen = unseen_terms(weights, lexicon) - entity_terms
         # read densely: a question with no name to anchor on (the gate below), or with words no page uses
         if not aspect["entities"] or unseen:
-            _read_densely(readings, by_id, asked, lexicon)
+            _read_densely(readings, asked, lexicon, weights, kind)
         if unseen and len(unseen) < len(weights):
             _carry_unseen(readings, weights, total, unseen, kind)
         for eid, reading in readings.items():
@@ -177,7 +178,9 @@ def reflect(
             called,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
-        onward = onward_names(readings, by_id, best_chain, aspect["entities"], lexicon) if best_chain else []
+        onward = (
+            onward_names(readings, by_id, best_chain, aspect["entities"], lexicon, kind) if best_chain else []
+        )
         if (
             best_chain
             and best_cov >= w.ESTABLISHED
@@ -356,14 +359,25 @@ def onward_names(
     chain: list[str],
     entities: Sequence[str],
     lexicon: Lexicon,
+    kind: str = "thing",
 ) -> list[str]:
-    """Names in the chain's answering sentence that denote documents not read yet (bridges onward)."""
+    """Names in the chain's answering sentence that denote documents not read yet (bridges onward). For a "why",
+    also those a sentence of the answering passage gives as the cause ("Android 4.2 is blocked by ENG-150"
+    beside the milestone row that best matches "why did the Android 4.2 release slip")."""
     last = chain[-1]
     own = normalise(by_id[last]["title"])
     named = {normalise(n) for n in entities}
     read_docs = {e["doc_id"] for e in by_id.values()}
+    said = [readings[last].best]
+    if kind == "explanation":
+        about = readings[last].covered
+        said += [
+            u.text
+            for u in readable_units(by_id[last])
+            if has_answer_shape(u.text, kind) and about & term_set(f"{u.heading} {u.text}")
+        ]
     out: list[str] = []
-    for name in lexicon.names_in(readings[last].best):
+    for name in dict.fromkeys(n for text in said for n in lexicon.names_in(text)):
         key = normalise(name)
         if not key or key == own or key in named or (" " not in key and key in own.split()):
             continue
@@ -406,7 +420,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
     for unit in _with_pairs(readable_units(e), weights, kind):
         around = context_terms(e, unit)
-        unit_terms = term_set(unit.text)
+        unit_terms = terms_for(unit.text, kind)
         covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
         types = {t for t in weights if shows_type(unit.text, t)}
         shown |= types
@@ -463,13 +477,16 @@ def dense_text(e: Evidence, unit: Unit) -> str:
 
 def _read_densely(
     readings: dict[str, Reading],
-    by_id: dict[str, Evidence],
     question: str,
     lexicon: Lexicon,
+    weights: dict[str, float],
+    kind: str,
 ) -> None:
     """The passages most likely to answer are read unit by unit with the embedder too: a unit that says what
-    was asked in other words ("annual leave" for "holiday") shows in `unit_dense`. Vectors are cached by text,
-    so compose and later rounds reuse them."""
+    was asked in other words ("annual leave" for "holiday") shows in `unit_dense`. Among units about as close
+    in meaning ("Internet stipend: $50 per month", "Home office stipend: $500" for "money for my home
+    workspace"), the one holding more of the question's words, then the answer's shape, is the closest. Vectors
+    are cached by text, so compose and later rounds reuse them."""
     ranked = sorted(readings.values(), key=lambda r: -(r.coverage + r.evidence.get("dense", 0.0)))
     for reading in ranked[: w.DENSE_READ_PASSAGES]:
         e = reading.evidence
@@ -477,8 +494,20 @@ def _read_densely(
         if not found:
             continue
         sims = lexicon.similarity(question, [dense_text(e, u) for u in found])
-        top = max(range(len(found)), key=lambda i: sims[i])
-        reading.unit_dense, reading.dense_best = dense_support(sims[top]), found[top]
+        close = max(sims) - w.DENSE_TIE
+        tied = [(u, sim) for u, sim in zip(found, sims, strict=True) if sim >= close]
+        unit, sim = max(tied, key=lambda pair: (_held(e, pair[0], weights), _shaped(pair[0], kind), pair[1]))
+        reading.unit_dense, reading.dense_best = dense_support(sim), unit
+
+
+def _held(e: Evidence, unit: Unit, weights: dict[str, float]) -> float:
+    """The weight of the question's words a unit says, itself or by its heading and title."""
+    said = term_set(unit.text) | context_terms(e, unit)
+    return sum(v for t, v in weights.items() if holds(said, t))
+
+
+def _shaped(unit: Unit, kind: str) -> bool:
+    return kind in TYPED_KINDS and has_answer_shape(unit.text, kind)
 
 
 def unseen_terms(weights: dict[str, float], lexicon: Lexicon) -> frozenset[str]:

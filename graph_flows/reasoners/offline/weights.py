@@ -30,8 +30,9 @@ PARAPHRASE_DENSE = 0.75  # ... must be in the answering unit, unless the unit's 
 DENSE_READ_PASSAGES = (
     3  # passages read unit by unit with the embedder per aspect (cost: their units embedded)
 )
+DENSE_TIE = 0.02  # units this close in cosine to the closest one are as close: the question's words decide
 CARRY_DENSE = 0.88  # a unit this close in meaning (cosine ~0.6) carries the question's words no page uses
-MEANING_ALONE = 0.62  # a unit this close in meaning (cosine ~0.48) may answer a question no page words ...
+MEANING_ALONE = 0.55  # a unit this close in meaning (cosine ~0.45) may answer a question no page words ...
 MEANING_MARGIN = 0.05  # ... when it is this much closer than any other document's closest unit
 STATEMENT_WORDS = 5  # a unit shorter than this is a heading or a label: it states nothing
 NAMED_PAIR = 0.9  # a pair joined only by a name must beat a single passage by this margin to be chosen
