@@ -214,6 +214,24 @@ def also_said(text: str) -> frozenset[str]:
     return _month_words(text) | _initialisms(text)
 
 
+# A relation said from the other side: "X is the son of Y" says who X's father (or mother) is, "X reports to Y"
+# who X's manager is. General English, like the derivations: which parent the page cannot say, so both are read.
+_CONVERSES = [
+    (
+        re.compile(r"\b(?:sons?|daughters?|child|children|heirs?)\s+of\b|\bborn\s+to\b", re.I),
+        ("father", "mother", "parent"),
+    ),
+    (re.compile(r"\b(?:fathers?|mothers?|parents?)\s+of\b", re.I), ("child", "son", "daughter")),
+    (re.compile(r"\bmarried\b|\b(?:wife|husband|widow|widower)\s+of\b", re.I), ("spouse", "wife", "husband")),
+    (re.compile(r"\breports?\s+to\b", re.I), ("manager",)),
+]
+
+
+def converses(text: str) -> frozenset[str]:
+    """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother)."""
+    return frozenset(word for pattern, words in _CONVERSES if pattern.search(text) for word in words)
+
+
 _ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")
 
 

@@ -30,6 +30,7 @@ from graph_flows.reading import (
     addresses_assistant,
     also_said,
     asks_duration,
+    converses,
     has_answer_shape,
     holds,
     only_a_year,
@@ -428,7 +429,8 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
         key = (round(cov, 6), len(types), has_answer_shape(unit.text, kind))
         if key > best_key:
             best, best_cov, best_terms, best_key = unit.text, cov, covered, key
-    everywhere = term_set(e["text"]) | term_set(e["title"])
+    # a hop's relation may be said from the other side ("X was the son of Y" says who X's father is)
+    everywhere = term_set(e["text"]) | term_set(e["title"]) | converses(e["text"])
     # a type noun is not a word to cover (it would lift every dated passage), but the relation it asks for is
     # there when the passage shows the type: "the date of death" is met by a page with dates
     anywhere = frozenset(t for t in weights if holds(everywhere, t) or t in shown)

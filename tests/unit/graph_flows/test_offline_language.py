@@ -1324,3 +1324,18 @@ def test_who_lived_longer_compares_the_lengths_of_the_life_spans() -> None:
     assert found.established == {"a1": ["E1"], "a2": ["E2"]}
     said = compose(proposal, evidence, found.established, lexicon)  # type: ignore[arg-type]
     assert said.sentences[-1].text.startswith("So the answer is Ola Brenn: 68 years")
+
+
+@pytest.mark.parametrize(("relation", "hops"), [("the daughter of", True), ("the sister of", False)])
+def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: bool) -> None:
+    question = "When did Ines Vale's father die?"
+    ines = _evidence(
+        "E1", "doc:Ines Vale", "Ines Vale", f"Ines Vale (1901–1977) was a painter, {relation} Tor Vale."
+    )
+    # found by its name, not by a hop from her page
+    tor = _evidence("E2", "doc:Tor Vale", "Tor Vale", "Tor Vale (1870–1931) was a shipwright.")
+    lexicon = _Seen(["Ines Vale", "Tor Vale"])
+    proposal = plan(question, [], lexicon).__dict__
+    found = reflect(proposal, [ines, tor], lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    # "the daughter of Tor Vale" says who her father is; a sister's brother is no father
+    assert (found == {"a1": ["E1", "E2"]}) is hops
