@@ -84,8 +84,8 @@ def find_conflicts(
     seen_pairs: set[tuple[str, str]] = set()
     for sentence in cited:
         own = by_id.get(sentence.cites[0]) if sentence.cites else None
-        if own is None:
-            continue
+        if own is None or len({by_id[c]["doc_id"] for c in sentence.cites if c in by_id}) > 1:
+            continue  # a line setting documents side by side states none of their facts alone
         own_terms = _fact_terms(sentence.text)
         own_values = values(comment_body(sentence.text))
         if not own_values or len(own_terms) < 2:

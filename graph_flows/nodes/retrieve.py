@@ -61,7 +61,10 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
 
     if state["direction"] == "text" or rnd == 1:
         if rnd == 1:
-            whole = plan.get("answer_type") == "list"  # a checklist asked as a whole: read all of it
+            # a checklist asked as a whole, or pages compared as wholes ("how do X and Y differ"): read all of them
+            whole = plan.get("answer_type") == "list" or (
+                bool(plan.get("comparison")) and plan.get("answer_type") == "thing"
+            )
             for name in plan.get("entities", []):
                 for doc_id in knowledge.resolve([name], principals).get(name, [])[:2]:
                     hit, n, rest = _best_chunk(knowledge, doc_id, principals, focus, kind, with_rest=True)

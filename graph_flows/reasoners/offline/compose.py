@@ -148,6 +148,11 @@ def compose(
                 if value:
                     side = aspect["entities"][0] if aspect["entities"] else ""
                     side_values.append((side, value, picked[0][1]))
+    for text, cites in [] if table else aligned_sections(plan, evidence, established):
+        key = normalise(text)
+        if key not in seen:
+            seen.add(key)
+            out.append(ComposedSentence(text=text, cites=cites, aspect=None))
     if plan.get("comparison") and len(side_values) == len(plan["aspects"]) >= 2:
         pick = _pick(side_values, plan.get("effective_question", ""))
         if pick:
@@ -214,6 +219,48 @@ def side_by_side(
             if column and len({u.label for u in mine}) == len(sides) and score > best[0]:
                 best = (score, [(_cut(_cells_of(u), [0, column]), e["id"]) for u in mine])
     return best[1] if best[0] >= w.TABLE_ATTRIBUTE else []
+
+
+def aligned_sections(
+    plan: dict[str, Any], evidence: Sequence[Evidence], established: dict[str, list[str]]
+) -> list[tuple[str, list[str]]]:
+    """ "How do X and Y differ?" where each side has its own page written to one pattern (both have a Cadence,
+    a Filing section): the sections both pages have, each side's first line there, side by side ("Cadence: iOS
+    Crash Triage: weekly on Wednesdays [1] · Android Crash Triage: Tuesdays and Thursdays [2]"). Nothing for a
+    comparison that picks a side ("which is cheaper"): its value lines answer it."""
+    roots = [by_root for a in plan["aspects"] if (by_root := established.get(a["id"]))]
+    question = plan.get("effective_question", "")
+    if (
+        not plan.get("comparison")
+        or pick_direction(question)
+        or len(roots) != len(plan["aspects"])
+        or len(roots) < 2
+    ):
+        return []
+    by_id = {e["id"]: e for e in evidence}
+    sides = [by_id[chain[-1]] for chain in roots if chain[-1] in by_id]
+    if len(sides) != len(roots) or len({e["doc_id"] for e in sides}) != len(sides):
+        return []
+    firsts: list[dict[str, tuple[Unit, str]]] = []
+    for e in sides:
+        found: dict[str, tuple[Unit, str]] = {}
+        for part in sorted(same_document(e, evidence), key=_chunk_order):  # in the page's own order
+            for unit in readable_units(part):
+                heading = normalise(unit.heading)
+                if heading and heading != normalise(part["title"]) and len(tokens(unit.text)) >= 3:
+                    found.setdefault(heading, (unit, part["id"]))
+        firsts.append(found)
+    shared = [h for h in firsts[0] if all(h in other for other in firsts[1:])]
+    lines = []
+    for heading in shared[: w.ALIGNED_SECTIONS]:
+        picked = [found[heading] for found in firsts]
+        if len({normalise(unit.text) for unit, _ in picked}) < len(picked):
+            continue  # the same line on both pages: no difference to show
+        said = f" {UNIT_SEPARATOR.strip()} ".join(
+            f"{by_id[eid]['title']}: {unit.text}" for unit, eid in picked
+        )
+        lines.append((f"{picked[0][0].heading}: {said}", [eid for _, eid in picked]))
+    return lines
 
 
 def _cells_of(unit: Unit) -> list[tuple[str, str]]:

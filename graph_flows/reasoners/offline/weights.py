@@ -58,4 +58,5 @@ COVER_GAIN = 0.15  # a further unit is quoted when it covers this share of the q
 ROW_LABEL = 0.3  # a table row whose first cell is the asked name, over rows that merely mention it
 SECTION_PROSE = 2  # sentences of a listed section's prose kept with its list (its rule, its condition)
 TABLE_ATTRIBUTE = 0.5  # a comparison is read off one table when a row or column names this share of the asked
+ALIGNED_SECTIONS = 3  # "how do X and Y differ": sections both pages have, shown side by side
 MAX_LIST_ITEMS = 25  # items of a list answer; the rest are counted, not shown

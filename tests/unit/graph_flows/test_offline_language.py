@@ -374,8 +374,8 @@ def _evidence(
 ) -> dict:
     """A passage as retrieval hands it on."""
     return {
-        "id": eid, "doc_id": doc, "title": title, "text": text, "updated_at": updated, "version": "1",
-        "dense": dense, "parent": parent,
+        "id": eid, "doc_id": doc, "chunk_id": f"{doc}#0", "title": title, "text": text, "updated_at": updated,
+        "version": "1", "dense": dense, "parent": parent,
     }  # fmt: skip
 
 
@@ -1339,3 +1339,46 @@ def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: boo
     found = reflect(proposal, [ines, tor], lexicon, max_seeds=3).established  # type: ignore[arg-type]
     # "the daughter of Tor Vale" says who her father is; a sister's brother is no father
     assert (found == {"a1": ["E1", "E2"]}) is hops
+
+
+KILN_CHECKS = {
+    "Leeds Kiln Checks": "# Leeds Kiln Checks\n\nThe Leeds bakery logs kiln faults in Ovenwatch.\n\n## Cadence\n"
+    "- Kiln walk-round on Mondays at 07:00.\n\n## Escalation\n- Call the Leeds shift lead first.",
+    "York Kiln Checks": "# York Kiln Checks\n\nThe York bakery logs kiln faults on paper.\n\n## Cadence\n"
+    "- Kiln walk-round on Fridays at 06:00.\n\n## Escalation\n- Call the York shift lead first.",
+}
+
+
+def _compared(question: str) -> list[str]:
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(KILN_CHECKS.items(), 1)
+    ]
+    lexicon = _Seen(list(KILN_CHECKS))
+    proposal = plan(question, [], lexicon).__dict__
+    return [s.text for s in compose(proposal, evidence, {"a1": ["E1"], "a2": ["E2"]}, lexicon).sentences]  # type: ignore[arg-type]
+
+
+def test_how_two_pages_written_to_one_pattern_differ_is_shown_section_by_section() -> None:
+    said = _compared("how do Leeds Kiln Checks and York Kiln Checks differ?")
+    assert (
+        "Cadence: Leeds Kiln Checks: Kiln walk-round on Mondays at 07:00. · York Kiln Checks: Kiln walk-round on "
+        "Fridays at 06:00." in said
+    )
+    assert any(line.startswith("Escalation: ") for line in said)
+    # a comparison that picks a side is answered by its values, not the pages' sections
+    picked = _compared("which is later, Leeds Kiln Checks or York Kiln Checks?")
+    assert not any(" · York Kiln Checks: " in line for line in picked)
+
+
+def test_a_line_setting_two_documents_side_by_side_is_no_statement_to_contradict() -> None:
+    page = _evidence(
+        "E1", "d:vendor", "Harlow Glassworks", "Logistics: usual delivery time: 6 weeks to Leeds."
+    )
+    other = _evidence(
+        "E2", "d:other", "Harlow Glassworks (old)", "Logistics: usual delivery time: 9 weeks to Leeds."
+    )
+    alone = ComposedSentence(text=page["text"], cites=["E1"], aspect="a1")
+    assert find_conflicts([alone], [page, other])  # type: ignore[arg-type]
+    both = ComposedSentence(text=f"Logistics: {page['text']} · {other['text']}", cites=["E1", "E2"])
+    assert find_conflicts([both], [page, other]) == []  # type: ignore[arg-type]
