@@ -371,6 +371,8 @@ DIMENSIONS = {
     "older": "age",
     "cheaper": "price",
     "pricier": "price",
+    "far": "range",  # "how far does it go on one charge": its range
+    "farther": "range",
 }
 _COMPARATIVES = "|".join(k for k in DIMENSIONS if k.endswith("er"))
 # a comparative that compares ("faster than", "which is heavier?", "how much cheaper"), not "the lighter pack"

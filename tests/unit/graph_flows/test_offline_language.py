@@ -426,6 +426,7 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("at what invoice amount does the CFO sign?", ["invoic", "cfo", "sign"]),
         # a measure adjective asks for the dimension pages name
         ("how loud is the F5 compressor?", ["nois", "f5", "compressor"]),
+        ("how far can the F5 cart travel?", ["rang", "f5", "cart", "travel"]),
         ("how much faster is the F7 than the F5?", ["speed", "f7", "f5"]),
         ("which trailer is heavier?", ["trailer", "weight"]),
         ("pack the lighter tent", ["pack", "lighter", "tent"]),  # not a comparison: the word stays
