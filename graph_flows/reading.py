@@ -197,6 +197,17 @@ def lifetime(text: str) -> str | None:
     return f"{years} years" if years >= 0 else None
 
 
+def life_year(text: str, event: str) -> str | None:
+    """The year of a birth or a death a text states: from the life span after a name ("(1895 – 1979)": 1895
+    born, 1979 died), or from "born ... 1959", "died ... 1924"."""
+    span = _LIFESPAN.search(text)
+    if span is not None:
+        years = YEAR.findall(span.group(0))
+        return years[0] if event == "birth" else years[-1]
+    said = re.search(rf"\b{'born' if event == 'birth' else 'died'}\b[^.;()]*?\b((?:1[0-9]|20)\d\d)\b", text)
+    return said.group(1) if said else None
+
+
 def _month_number(word: str | None) -> int:
     """1-12 for a month's name or abbreviation, 0 for none."""
     prefix = (word or "").lower()[:3]

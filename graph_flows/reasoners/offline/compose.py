@@ -25,6 +25,7 @@ from graph_flows.reading import (
     corrected,
     has_answer_shape,
     holds,
+    life_year,
     lifetime,
     precise_date,
     shows_type,
@@ -38,6 +39,7 @@ from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
     asks_lifetime,
     constraint_words,
+    life_event_asked,
     pick_direction,
     subordinate_terms,
 )
@@ -142,12 +144,11 @@ def compose(
             for unit, cited in picked[:3]:
                 say(unit_text(unit, focus), cited, aspect["id"])
             if plan.get("comparison") and picked:
-                said = unit_text(picked[0][0], focus)
-                by_length = asks_lifetime(plan.get("effective_question") or question)
-                value = lifetime(said) if by_length else _comparable(said, kind)
+                whole = plan.get("effective_question") or question
+                value, cited = _side_value(picked[0], parts, focus, kind, whole)
                 if value:
                     side = aspect["entities"][0] if aspect["entities"] else ""
-                    side_values.append((side, value, picked[0][1]))
+                    side_values.append((side, value, cited))
     for text, cites in [] if table else aligned_sections(plan, evidence, established):
         key = normalise(text)
         if key not in seen:
@@ -560,8 +561,31 @@ def same_document(e: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
     return [e, *others]
 
 
-def _comparable(text: str, kind: str) -> str | None:
-    """The value a comparison can be decided on: a date or year, else a quantity."""
+def _side_value(
+    picked: tuple[Unit, str], parts: Sequence[Evidence], focus: Sequence[str], kind: str, question: str
+) -> tuple[str | None, str]:
+    """The value a compared side is weighed by, from its chosen unit; a birth, a death or a life's length from
+    wherever its page states it (the life span heads the page, the chosen unit may be about the work)."""
+    unit, eid = picked
+    by_length = asks_lifetime(question)
+    if not by_length and not life_event_asked(question):
+        return _comparable(unit_text(unit, focus), kind, question), eid
+    for text, cited in [
+        (unit_text(unit, focus), eid),
+        *((u.text, p["id"]) for p in parts for u in readable_units(p)),
+    ]:
+        value = lifetime(text) if by_length else _comparable(text, kind, question)
+        if value:
+            return value, cited
+    return None, eid
+
+
+def _comparable(text: str, kind: str, question: str = "") -> str | None:
+    """The value a comparison can be decided on: the birth or death year it asks about ("who died first"), a
+    date or year, else a quantity."""
+    event = life_event_asked(question)
+    if event:
+        return life_year(text, event)  # another year (a birth for "who died first") decides nothing
     years = YEAR.findall(text)
     if years and kind in {"date", "choice", "thing", "yesno"}:
         return years[0]

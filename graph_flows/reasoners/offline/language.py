@@ -397,6 +397,15 @@ _LIFETIME = re.compile(
 )
 
 
+_LIFE_EVENT = re.compile(r"\b(?:(died|dies|die|death)|(born|birth|older|oldest|younger|youngest))\b", re.I)
+
+
+def life_event_asked(question: str) -> str | None:
+    """ "who died first": the death is compared; "who was born later", "who is older": the birth."""
+    m = _LIFE_EVENT.search(question)
+    return None if m is None else ("death" if m.group(1) else "birth")
+
+
 def asks_lifetime(question: str) -> bool:
     """ "Who lived longer, X or Y?": the sides' life spans are compared by their length, not their dates."""
     return bool(_LIFETIME.search(question))

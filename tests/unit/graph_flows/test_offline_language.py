@@ -15,6 +15,7 @@ from graph_flows.reading import (
     answer_type,
     has_answer_shape,
     holds,
+    life_year,
     lifetime,
     only_a_year,
     precise_date,
@@ -28,6 +29,7 @@ from graph_flows.reading import (
 )
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.reasoners.offline.compose import (
+    _side_value,
     best_units,
     compose,
     corrections,
@@ -1383,3 +1385,52 @@ def test_a_line_setting_two_documents_side_by_side_is_no_statement_to_contradict
     assert find_conflicts([alone], [page, other])  # type: ignore[arg-type]
     both = ComposedSentence(text=f"Logistics: {page['text']} · {other['text']}", cites=["E1", "E2"])
     assert find_conflicts([both], [page, other]) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who died first, Ines Vale or Ola Brenn?", "Ines Vale: 1850"),  # born later, died first
+        ("Who was born later, Ines Vale or Ola Brenn?", "Ines Vale: 1801"),
+        ("Who is older, Ines Vale or Ola Brenn?", "Ola Brenn: 1791"),
+        ("Who died first, Ines Vale or Tor Brenn?", None),  # no death said of Tor: no year decides it
+    ],
+)
+def test_a_comparison_by_a_birth_or_a_death_reads_that_years(question: str, answer: str | None) -> None:
+    pages = {
+        "Ines Vale": "Ines Vale (13 May 1801 – 27 December 1850) was a painter.",
+        "Ola Brenn": "Ola Brenn (born 4 May 1791 in Bergen, died 2 June 1860) was a singer.",
+        "Tor Brenn": "Tor Brenn (born 4 May 1791) is a singer.",
+    }
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(pages.items(), 1)
+    ]
+    lexicon = _Seen(list(pages))
+    proposal = plan(question, [], lexicon).__dict__
+    sides = {"a1": ["E1"], "a2": ["E3" if "Tor" in question else "E2"]}
+    last = compose(proposal, evidence, sides, lexicon).sentences[-1].text  # type: ignore[arg-type]
+    assert last.startswith(f"So the answer is {answer}") if answer else not last.startswith("So the answer")
+
+
+def test_the_year_of_a_birth_or_a_death() -> None:
+    span = "Ines Vale (13 May 1801 – 27 December 1850) was a painter."
+    assert (life_year(span, "birth"), life_year(span, "death")) == ("1801", "1850")
+    assert life_year("Ola Brenn was born in Bergen in 1931 and died in 1999.", "death") == "1999"
+    assert life_year("Ola Brenn (born 4 May 1931) is a singer.", "death") is None
+
+
+def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
+    page = _evidence(
+        "E1",
+        "doc:ola",
+        "Ola Brenn",
+        "Ola Brenn directed Sea Road in 1934.\n\nBrenn (4 May 1901 – 2 June 1960) was Norwegian.",
+    )
+    chosen = (readable_units(page)[0], "E1")  # the unit about the film: its 1934 is no birth
+    assert _side_value(chosen, [page], [], "person", "Which film's director was born first, X or Y?") == (
+        "1901",
+        "E1",
+    )
+    assert _side_value(chosen, [page], [], "person", "Which film came out first, X or Y?") == (None, "E1")
+    assert _side_value(chosen, [page], [], "date", "Which film came out first, X or Y?") == ("1934", "E1")
