@@ -85,6 +85,12 @@ STOPWORDS = frozenset(
         "its",
         "itself",
         "just",
+        # adverbs of time and degree that say how the asker feels about a fact, not what it is about
+        "yet",
+        "still",
+        "already",
+        "ever",
+        "even",
         "me",
         "more",
         "most",

@@ -467,8 +467,9 @@ def scored_units(
         cov = sum(v for t, v in weights.items() if t in in_unit or holds(around, t)) / total
         if has_answer_shape(unit.text, kind):
             shape = w.CAUSE_BONUS + w.SHAPE_BONUS if kind == "explanation" else w.SHAPE_BONUS
-        else:  # "when" answered by a sentence with no date in it is not an answer, however close its words
-            shape = -w.SHAPELESS if kind in TYPED_KINDS else 0.0
+        else:  # "when" answered by a sentence with no date in it is not an answer, however close its words, nor
+            # a "why" by one giving no cause ("Status: blocked by QA-57" over the release ticket's summary)
+            shape = -w.SHAPELESS if kind in TYPED_KINDS or kind == "explanation" else 0.0
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
         # the passage reflect established it with (a list is wherever its heading says what is asked)
         chosen = w.CHOSEN_PASSAGE if e is parts[0] and prefer_first else 0.0

@@ -429,6 +429,7 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         # a measure adjective asks for the dimension pages name
         ("how loud is the F5 compressor?", ["nois", "f5", "compressor"]),
         ("how far can the F5 cart travel?", ["rang", "f5", "cart", "travel"]),
+        ("why hasn't kiln 4 been relined yet?", ["kiln", "relin"]),  # "yet" is how the asker feels
         ("how much faster is the F7 than the F5?", ["speed", "f7", "f5"]),
         ("which trailer is heavier?", ["trailer", "weight"]),
         ("pack the lighter tent", ["pack", "lighter", "tent"]),  # not a comparison: the word stays
@@ -1434,3 +1435,12 @@ def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
     )
     assert _side_value(chosen, [page], [], "person", "Which film came out first, X or Y?") == (None, "E1")
     assert _side_value(chosen, [page], [], "date", "Which film came out first, X or Y?") == ("1934", "E1")
+
+
+def test_a_why_is_answered_by_the_sentence_giving_a_cause() -> None:
+    text = "Release ticket for kiln 4 relining (new bricks, faster firing).\n\nStatus: blocked by KB-12."
+    e = _evidence("E1", "doc:KB-9", "KB-9: Kiln 4 relining", text)
+    question = "why hasn't the kiln 4 relining happened?"
+    weights = {t: 1.0 for t in question_terms(question)}
+    (unit, _), *_ = best_units([e], weights, "explanation", question, Lexicon([]))
+    assert unit.text == "Status: blocked by KB-12."
