@@ -62,7 +62,7 @@ _DATE = re.compile(
 )
 _CAUSAL = re.compile(
     r"\b(because|due to|caused|causing|as a result|root cause|since|so that|therefore|reason|blocked by|"
-    r"blocks|slipped|delayed|waiting (?:on|for)|held up)\b",
+    r"blocks|slipped|delayed|waiting (?:on|for)|held up|(?:is|are|was|were|running) late|depends on|until)\b",
     re.IGNORECASE,
 )
 # Irregular English morphology the Porter stemmer leaves apart (born/birth, died/death, wrote/write, went/go...),

@@ -134,12 +134,16 @@ def compose(
                 if (
                     kind == "explanation"
                     and onward
-                    and not any(eid in {o["id"] for o in onward} for _, eid in picked)
+                    and not any(
+                        eid in {o["id"] for o in onward} and has_answer_shape(u.text, kind)
+                        for u, eid in picked
+                    )
                 ):
-                    # "blocked by ENG-150": the reason is what the named item says, one step on
-                    picked += [
-                        (u, eid) for _, u, eid in scored_units(onward, weights, kind, asked, lexicon)[:1]
-                    ]
+                    # "blocked by ENG-150": the reason is what the named item says, one step on: a sentence of
+                    # it that gives a cause where one does ("the rev C units are late"), not its summary
+                    reasons = scored_units(onward, weights, kind, asked, lexicon)
+                    causes = [r for r in reasons if has_answer_shape(r[1].text, kind)] or reasons
+                    picked += [(u, eid) for _, u, eid in causes[:1]]
             focus = constraint_words(aspect["text"])
             for unit, cited in picked[:3]:
                 say(unit_text(unit, focus), cited, aspect["id"])

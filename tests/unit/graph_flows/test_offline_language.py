@@ -1444,3 +1444,19 @@ def test_a_why_is_answered_by_the_sentence_giving_a_cause() -> None:
     weights = {t: 1.0 for t in question_terms(question)}
     (unit, _), *_ = best_units([e], weights, "explanation", question, Lexicon([]))
     assert unit.text == "Status: blocked by KB-12."
+
+
+def test_a_why_pointing_to_an_item_quotes_the_cause_the_item_gives() -> None:
+    plan_page = _evidence("E1", "doc:plan", "Kiln Plan", "The kiln 4 relining is blocked by KB-12.")
+    ticket = _evidence(
+        "E2",
+        "doc:KB-12",
+        "KB-12: Kiln 4 bricks",
+        "The kiln 4 relining is the headline job of the spring shutdown at the kiln works.\n\n"
+        "The firebricks are late from the quarry; see OPS-3.",
+    )
+    proposal = _asking("why did the kiln 4 relining slip?")
+    said = compose(proposal, [plan_page, ticket], {"a1": ["E1"]}, Lexicon(["KB-12"]))  # type: ignore[arg-type]
+    texts = [s.text for s in said.sentences]
+    assert texts[0] == "The kiln 4 relining is blocked by KB-12."
+    assert "The firebricks are late from the quarry; see OPS-3." in texts
