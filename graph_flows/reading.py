@@ -562,6 +562,19 @@ _ADDRESSES_ASSISTANT = re.compile(
 )
 
 
+# "A customer asks if they get a discount ...", "Rachel wants to know whether ...", "Can we ...?": a sentence that
+# reports or puts a question raises it; the answer is elsewhere (the reply under it, the policy it points to)
+_ASKS = re.compile(
+    r"\b(?:asks?|asked|asking|wants? to know|wondering|wonders|enquir\w*|inquir\w*)\s+(?:about|if|whether|"
+    r"what|how|when|why|which|who)\b|\?\s*$",
+    re.IGNORECASE,
+)
+
+
+def raises_a_question(text: str) -> bool:
+    return bool(_ASKS.search(text))
+
+
 def addresses_assistant(text: str) -> bool:
     """Text written to an assistant ("ignore previous instructions", "act as admin"): data to report, never
     an answer to a question about something else."""

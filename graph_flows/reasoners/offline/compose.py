@@ -28,6 +28,7 @@ from graph_flows.reading import (
     life_year,
     lifetime,
     precise_date,
+    raises_a_question,
     shows_type,
     stem,
     term_set,
@@ -458,6 +459,9 @@ def scored_units(
     for e in parts:
         title = normalise(e["title"])
         candidates += [(u, e) for u in readable_units(e) if len(u.text) > 3 and normalise(u.text) != title]
+    # a sentence raising the question (the ticket asking the same thing) matches its words best and answers
+    # nothing: the reply under it does ("Answered: annual prepay is 15% off list")
+    candidates = [c for c in candidates if not raises_a_question(c[0].text)] or candidates
     candidates = candidates[: w.MAX_UNITS] or [(Unit("sentence", parts[0]["title"]), parts[0])]
     texts = [dense_text(e, u) for u, e in candidates]
     sims = lexicon.similarity(question, texts) if question else [0.0] * len(candidates)
@@ -475,6 +479,10 @@ def scored_units(
             # a "why" by one giving no cause ("Status: blocked by QA-57" over the release ticket's summary)
             shape = -w.SHAPELESS if kind in TYPED_KINDS or kind == "explanation" else 0.0
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
+        if raises_a_question(unit.text):
+            heading += (
+                w.SHAPELESS
+            )  # the ticket asking the same thing: its words match, its answer is elsewhere
         # the passage reflect established it with (a list is wherever its heading says what is asked)
         chosen = w.CHOSEN_PASSAGE if e is parts[0] and prefer_first else 0.0
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i

@@ -20,6 +20,7 @@ from graph_flows.reading import (
     only_a_year,
     precise_date,
     question_terms,
+    raises_a_question,
     shows_type,
     stem,
     term_set,
@@ -1460,3 +1461,30 @@ def test_a_why_pointing_to_an_item_quotes_the_cause_the_item_gives() -> None:
     texts = [s.text for s in said.sentences]
     assert texts[0] == "The kiln 4 relining is blocked by KB-12."
     assert "The firebricks are late from the quarry; see OPS-3." in texts
+
+
+@pytest.mark.parametrize(
+    ("text", "raises"),
+    [
+        ("A bakery asks if they get a discount for a year's glaze up front.", True),
+        ("Mara wants to know whether the kiln can run overnight.", True),
+        ("Can the kiln run overnight?", True),
+        ("Answered: a year up front is 12% off list.", False),
+        ("The kiln runs overnight on Fridays.", False),
+        ("Customers ask for the glaze sheet often; it is on the shared drive.", False),  # not asking whether
+    ],
+)
+def test_a_sentence_raising_a_question(text: str, raises: bool) -> None:
+    assert raises_a_question(text) is raises
+
+
+def test_the_ticket_asking_the_same_thing_is_answered_by_its_reply() -> None:
+    text = (
+        "A bakery asks if they get a discount for paying a year of glaze up front.\n\n"
+        "Comment by ann@x.io on 2026-03-02: Answered: a year up front is 12% off list."
+    )
+    e = _evidence("E1", "doc:KB-3", "KB-3: Discount for paying a year of glaze up front", text)
+    question = "does paying for a year of glaze up front get a bakery a discount?"
+    weights = {t: 1.0 for t in question_terms(question)}
+    (unit, _), *_ = best_units([e], weights, "yesno", question, Lexicon([]))
+    assert "12% off list" in unit.text
