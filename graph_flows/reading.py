@@ -697,6 +697,9 @@ _PLACE = re.compile(
 )
 
 
+_CALENDAR_WORDS = frozenset([m[:3] for m in MONTHS[:12]] + ["mon", "tue", "wed", "thu", "fri", "sat", "sun"])
+
+
 def has_answer_shape(sentence: str, kind: str) -> bool:
     """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement). A
     comment's header ("Comment by ana on 2026-03-04: No date yet.") is when it was said, not what it says."""
@@ -720,8 +723,11 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
         # a place is named after "in", "at", "near", "from" ("born in Tupelo"), or by its people ("an English
         # actor"); any capitalised word would take every name of a person for a place
         return bool(_PLACE.search(sentence))
-    if kind == "person":
-        return bool(re.search(r"(?<![.!?]\s)\b[A-Z][a-z]+", sentence[1:]))
+    if kind == "person":  # a capitalised word inside the sentence, not a month or a day ("since April 2023")
+        return any(
+            m.group(0).lower()[:3] not in _CALENDAR_WORDS
+            for m in re.finditer(r"(?<![.!?]\s)\b[A-Z][a-z]+", sentence[1:])
+        )
     return True
 
 

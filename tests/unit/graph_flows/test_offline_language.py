@@ -486,6 +486,10 @@ def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) 
         ("Depot: Leeds · Location: Hunslet, Leeds", "place", True),
         ("Ines Vale (born 1901) was a painter.", "place", False),  # her name is no place
         ("We meet in the morning.", "place", False),
+        # a person is a capitalised word in the sentence; a month or a day is none
+        ("The kiln is owned by Mara Voss.", "person", True),
+        ("They have been our glaze supplier since April 2023.", "person", False),
+        ("The kiln walk-round is on Monday mornings.", "person", False),
     ],
 )
 def test_answer_shapes(sentence: str, kind: str, shaped: bool) -> None:
