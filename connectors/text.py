@@ -87,6 +87,7 @@ STOPWORDS = frozenset(
         "just",
         # adverbs of time and degree that say how the asker feels about a fact, not what it is about
         "yet",
+        "one",  # "on one charge", "one of them": a determiner; a count is written as a digit
         "still",
         "already",
         "ever",

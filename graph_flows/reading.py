@@ -392,6 +392,14 @@ _COMPARATIVE = re.compile(
 )
 
 
+def asked_dimension(question: str) -> str | None:
+    """The dimension a "how far", "how heavy", "how loud" question asks the value of (its stem): the answer is a
+    value of it, whatever else the question names ("how far on one charge": the range, not the charge time)."""
+    m = re.search(r"\bhow\s+(\w+)", question, re.IGNORECASE)
+    word = m.group(1).lower() if m else ""
+    return stem(DIMENSIONS[word]) if word in DIMENSIONS else None
+
+
 def _form_keep(form: str) -> str:
     """Of "what purchase amount", keep "purchase"; of "how loud", the dimension asked: only the form goes."""
     words = form.split()

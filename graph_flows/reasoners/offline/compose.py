@@ -22,6 +22,7 @@ from graph_flows.reading import (
     UNIT_SEPARATOR,
     YEAR,
     Unit,
+    asked_dimension,
     corrected,
     has_answer_shape,
     holds,
@@ -465,6 +466,7 @@ def scored_units(
     candidates = candidates[: w.MAX_UNITS] or [(Unit("sentence", parts[0]["title"]), parts[0])]
     texts = [dense_text(e, u) for u, e in candidates]
     sims = lexicon.similarity(question, texts) if question else [0.0] * len(candidates)
+    dimension = asked_dimension(question)
     scored = []
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
         unit_terms = terms_for(unit.text, kind)
@@ -485,6 +487,9 @@ def scored_units(
             )  # the ticket asking the same thing: its words match, its answer is elsewhere
         # the passage reflect established it with (a list is wherever its heading says what is asked)
         chosen = w.CHOSEN_PASSAGE if e is parts[0] and prefer_first else 0.0
+        # the unit itself names the dimension asked ("Range: 90 km" for "how far"), not only its page's title
+        if dimension:
+            shape += w.SHAPE_BONUS if holds(unit_terms, dimension) else -w.SHAPELESS / 2
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i
         scored.append((score, unit, e["id"]))
     return sorted(scored, key=lambda item: -item[0])

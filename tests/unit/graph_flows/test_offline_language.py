@@ -13,6 +13,7 @@ from graph_flows.checks import about_siblings, find_conflicts, successor_of
 from graph_flows.reading import (
     addresses_assistant,
     answer_type,
+    asked_dimension,
     has_answer_shape,
     holds,
     life_year,
@@ -431,6 +432,7 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("how loud is the F5 compressor?", ["nois", "f5", "compressor"]),
         ("how far can the F5 cart travel?", ["rang", "f5", "cart", "travel"]),
         ("why hasn't kiln 4 been relined yet?", ["kiln", "relin"]),  # "yet" is how the asker feels
+        ("how far does the cart go on one tank?", ["rang", "cart", "go", "tank"]),  # "one" is a determiner
         ("how much faster is the F7 than the F5?", ["speed", "f7", "f5"]),
         ("which trailer is heavier?", ["trailer", "weight"]),
         ("pack the lighter tent", ["pack", "lighter", "tent"]),  # not a comparison: the word stays
@@ -1492,3 +1494,22 @@ def test_the_ticket_asking_the_same_thing_is_answered_by_its_reply() -> None:
     weights = {t: 1.0 for t in question_terms(question)}
     (unit, _), *_ = best_units([e], weights, "yesno", question, Lexicon([]))
     assert "12% off list" in unit.text
+
+
+def test_a_how_far_question_is_answered_by_the_row_naming_the_range() -> None:
+    assert (
+        asked_dimension("how far does the F5 cart go on a full tank?"),
+        asked_dimension("how much is it?"),
+    ) == (
+        "rang",
+        None,
+    )
+    table = (
+        "# Cart Range Specifications\n\n| Spec | F5 | F7 |\n|---|---|---|\n| Tank refill time | 3 h | 4 h |\n"
+        "| Range (mixed terrain) | 70 km | 90 km |"
+    )
+    e = _evidence("E1", "doc:carts", "Cart Range Specifications", table)
+    question = "how far does the F7 cart go on a full tank refill?"
+    weights = {t: 1.0 for t in question_terms(question)}
+    (unit, _), *_ = best_units([e], weights, "number", question, Lexicon([]))
+    assert unit.text.startswith("Spec: Range")  # the refill is the condition; the range is what is asked
