@@ -39,6 +39,7 @@ from graph_flows.reading import (
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
+    asked_head,
     asks_lifetime,
     constraint_words,
     life_event_asked,
@@ -467,6 +468,7 @@ def scored_units(
     texts = [dense_text(e, u) for u, e in candidates]
     sims = lexicon.similarity(question, texts) if question else [0.0] * len(candidates)
     dimension = asked_dimension(question)
+    wanted = asked_head(question) or ([dimension] if dimension else [])
     scored = []
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
         unit_terms = terms_for(unit.text, kind)
@@ -488,8 +490,10 @@ def scored_units(
         # the passage reflect established it with (a list is wherever its heading says what is asked)
         chosen = w.CHOSEN_PASSAGE if e is parts[0] and prefer_first else 0.0
         # the unit itself names the dimension asked ("Range: 90 km" for "how far"), not only its page's title
-        if dimension:
-            shape += w.SHAPE_BONUS if holds(unit_terms, dimension) else -w.SHAPELESS / 2
+        if wanted:  # the unit or its heading names what is asked a value of, not only the page's title
+            named = unit_terms | term_set(unit.heading) if unit.heading != e["title"] else unit_terms
+            said = all(holds(named, t) or shows_type(unit.text, t) for t in wanted)
+            shape += w.SHAPE_BONUS if said else -w.SHAPELESS / 2
         score = 0.5 * (cov + own) + 0.8 * dense_support(sim) + shape + chosen - heading - 0.01 * i
         scored.append((score, unit, e["id"]))
     return sorted(scored, key=lambda item: -item[0])
