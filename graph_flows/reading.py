@@ -24,6 +24,7 @@ NUMBER = re.compile(
     re.IGNORECASE,
 )
 YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_LIFE_YEAR = r"\b(?:1[0-9]|20)\d\d\b"  # a year a life may hold: medieval ones too ("Vuk (1317-1359)")
 MONTHS = [
     "january",
     "february",
@@ -172,7 +173,7 @@ def terms_for(text: str, kind: str) -> frozenset[str]:
 
 _SPAN_END = re.compile(
     rf"(?:(?P<day>\d{{1,2}})\s+)?(?:(?P<month>{'|'.join(MONTHS)})\w*\.?\s+)?(?:(?P<day2>\d{{1,2}}),?\s+)?"
-    r"(?P<year>(?:1[0-9]|20)\d\d)\b",
+    rf"(?P<year>{_LIFE_YEAR})",
     re.IGNORECASE,
 )
 
@@ -202,9 +203,9 @@ def life_year(text: str, event: str) -> str | None:
     born, 1979 died), or from "born ... 1959", "died ... 1924"."""
     span = _LIFESPAN.search(text)
     if span is not None:
-        years = YEAR.findall(span.group(0))
+        years = re.findall(_LIFE_YEAR, span.group(0))
         return years[0] if event == "birth" else years[-1]
-    said = re.search(rf"\b{'born' if event == 'birth' else 'died'}\b[^.;()]*?\b((?:1[0-9]|20)\d\d)\b", text)
+    said = re.search(rf"\b{'born' if event == 'birth' else 'died'}\b[^.;()]*?({_LIFE_YEAR})", text)
     return said.group(1) if said else None
 
 
@@ -276,8 +277,8 @@ def _initialisms(text: str) -> frozenset[str]:
 # "(28 February 1895 – 7 March 1979)", "(1702 – 12 October 1768)": two dates joined by a dash in brackets
 # right after a name; a quarter or a fiscal range ("Sales (Q1 2025 – Q2 2026)") is no life
 _LIFESPAN = re.compile(
-    r"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?\b(?:1[0-9]|20)\d\d\b[^()]*?(?:[-–—]|\bdied\b)\s*[^()]*?"
-    r"\b(?:1[0-9]|20)\d\d\b[^()]*\)"
+    rf"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?{_LIFE_YEAR}[^()]*?(?:[-–—]|\bdied\b)\s*[^()]*?"
+    rf"{_LIFE_YEAR}[^()]*\)"
 )
 # "(1915 – 1976)", "(born 1933 in Genoa, died 2014)"
 _SPAN_BREAK = re.compile(r"\s*[-–—]\s*|,?\s*\bdied\b\s*")

@@ -236,18 +236,16 @@ def aligned_sections(
     a Filing section): the sections both pages have, each side's first line there, side by side ("Cadence: iOS
     Crash Triage: weekly on Wednesdays [1] · Android Crash Triage: Tuesdays and Thursdays [2]"). Nothing for a
     comparison that picks a side ("which is cheaper"): its value lines answer it."""
-    roots = [by_root for a in plan["aspects"] if (by_root := established.get(a["id"]))]
-    question = plan.get("effective_question", "")
+    by_id = {e["id"]: e for e in evidence}
+    chains = [established.get(a["id"]) or [""] for a in plan["aspects"]]
+    sides = [by_id[chain[-1]] for chain in chains if chain[-1] in by_id]
     if (
         not plan.get("comparison")
-        or pick_direction(question)
-        or len(roots) != len(plan["aspects"])
-        or len(roots) < 2
+        or pick_direction(plan.get("effective_question", ""))
+        or len(sides) < 2
+        or len(sides) != len(chains)  # every side established
+        or len({e["doc_id"] for e in sides}) != len(sides)  # on pages of its own
     ):
-        return []
-    by_id = {e["id"]: e for e in evidence}
-    sides = [by_id[chain[-1]] for chain in roots if chain[-1] in by_id]
-    if len(sides) != len(roots) or len({e["doc_id"] for e in sides}) != len(sides):
         return []
     firsts: list[dict[str, tuple[Unit, str]]] = []
     for e in sides:

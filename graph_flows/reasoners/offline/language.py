@@ -391,13 +391,11 @@ def picks_by_time(question: str) -> bool:
     return bool(_BY_TIME.search(question))
 
 
+_LIFE_EVENT = re.compile(r"\b(?:(died|dies|die|death)|(born|birth|older|oldest|younger|youngest))\b", re.I)
 _LIFETIME = re.compile(
     r"\blived?\s+(?:longer|shorter|the\s+longest|the\s+shortest|longest|shortest)\b|\b(?:longer|shorter)[- ]lived\b",
     re.I,
 )
-
-
-_LIFE_EVENT = re.compile(r"\b(?:(died|dies|die|death)|(born|birth|older|oldest|younger|youngest))\b", re.I)
 
 
 def life_event_asked(question: str) -> str | None:

@@ -420,9 +420,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, 0, False)
     shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
     for unit in _with_pairs(readable_units(e), weights, kind):
-        around = context_terms(e, unit)
-        unit_terms = terms_for(unit.text, kind)
-        covered = frozenset(t for t in weights if holds(around, t) or holds(unit_terms, t))
+        covered = unit_covers(e, unit, weights, kind)
         types = {t for t in weights if shows_type(unit.text, t)}
         shown |= types
         cov = sum(weights[t] for t in covered) / total
@@ -435,6 +433,13 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     # there when the passage shows the type: "the date of death" is met by a page with dates
     anywhere = frozenset(t for t in weights if holds(everywhere, t) or t in shown)
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
+
+
+def unit_covers(e: Evidence, unit: Unit, weights: Mapping[str, float], kind: str) -> frozenset[str]:
+    """The question's terms a unit says, itself (as a question of this kind reads it) or by its heading and
+    the passage's title."""
+    around, said = context_terms(e, unit), terms_for(unit.text, kind)
+    return frozenset(t for t in weights if holds(around, t) or holds(said, t))
 
 
 def _with_pairs(found: list[Unit], weights: dict[str, float], kind: str) -> list[Unit]:
@@ -498,18 +503,15 @@ def _read_densely(
         sims = lexicon.similarity(question, [dense_text(e, u) for u in found])
         close = max(sims) - w.DENSE_TIE
         tied = [(u, sim) for u, sim in zip(found, sims, strict=True) if sim >= close]
-        unit, sim = max(tied, key=lambda pair: (_held(e, pair[0], weights), _shaped(pair[0], kind), pair[1]))
+        unit, sim = max(
+            tied,
+            key=lambda pair: (
+                sum(weights[t] for t in unit_covers(e, pair[0], weights, kind)),
+                kind in TYPED_KINDS and has_answer_shape(pair[0].text, kind),
+                pair[1],
+            ),
+        )
         reading.unit_dense, reading.dense_best = dense_support(sim), unit
-
-
-def _held(e: Evidence, unit: Unit, weights: dict[str, float]) -> float:
-    """The weight of the question's words a unit says, itself or by its heading and title."""
-    said = term_set(unit.text) | context_terms(e, unit)
-    return sum(v for t, v in weights.items() if holds(said, t))
-
-
-def _shaped(unit: Unit, kind: str) -> bool:
-    return kind in TYPED_KINDS and has_answer_shape(unit.text, kind)
 
 
 def unseen_terms(weights: dict[str, float], lexicon: Lexicon) -> frozenset[str]:

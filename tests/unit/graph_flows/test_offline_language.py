@@ -1426,6 +1426,7 @@ def test_the_year_of_a_birth_or_a_death() -> None:
     assert (life_year(span, "birth"), life_year(span, "death")) == ("1801", "1850")
     assert life_year("Ola Brenn was born in Bergen in 1931 and died in 1999.", "death") == "1999"
     assert life_year("Ola Brenn (born 4 May 1931) is a singer.", "death") is None
+    assert life_year("Vuk (Cyrillic: Вук; 1317–1359) was a magnate.", "death") == "1359"  # a medieval life
 
 
 def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
