@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from nltk.stem.porter import PorterStemmer
 
-from connectors.text import STOPWORDS, comment_body, tokens
+from connectors.text import STOPWORDS, comment_body, normalise, tokens
 
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
@@ -242,6 +242,38 @@ _CONVERSES = [
 def converses(text: str) -> frozenset[str]:
     """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother)."""
     return frozenset(word for pattern, words in _CONVERSES if pattern.search(text) for word in words)
+
+
+def child_of(text: str, name: str) -> bool:
+    """The text says someone is the child of `name` ("the eldest son of Reginald I of Guelders")."""
+    key = normalise(name)
+    return bool(key) and bool(
+        re.search(
+            rf"\b(?:sons?|daughters?|child|children|heirs?) of (?:the )?{re.escape(key)}\b", normalise(text)
+        )
+    )
+
+
+# A kinship word made of two relations: pages say each step ("the son of Y", "married Z"), seldom the whole
+# ("paternal grandfather"), so the question is read as the steps, one hop each.
+_KIN_STEPS = {
+    "paternal grandfather": ("father", "father"),
+    "paternal grandmother": ("father", "mother"),
+    "maternal grandfather": ("mother", "father"),
+    "maternal grandmother": ("mother", "mother"),
+    "father-in-law": ("spouse", "father"),
+    "mother-in-law": ("spouse", "mother"),
+    "stepmother": ("father", "spouse"),
+    "stepfather": ("mother", "spouse"),
+}
+_KIN = re.compile(r"\b(" + "|".join(re.escape(k) for k in _KIN_STEPS) + r")\b", re.I)
+
+
+def kin_steps(question: str) -> tuple[str, tuple[str, ...]] | None:
+    """The kinship word a question asks for and the relations it is made of, one per hop ("X's paternal
+    grandfather": X's father's father), if it asks for one."""
+    m = _KIN.search(question)
+    return (m.group(1), _KIN_STEPS[m.group(1).lower()]) if m else None
 
 
 _ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")
@@ -628,7 +660,9 @@ def answer_type(question: str) -> str:
         return "money" if re.search(r"\b(?:cost|price|fee|salary)s? \w+\b", q) else "number"
     if re.search(r"\bhow (?:long|often|soon|far|quickly|fast|big|large|old|loud|heavy|tall|wide)\b", q):
         return "number"  # a duration, a frequency, a measure: answered by a quantity
-    if re.search(r"\b(where|which (?:country|city|place))\b", head):
+    if re.search(
+        r"\b(where|(?:which|what) (?:country|city|town|village|place|region|province|county))\b", head
+    ):
         return "place"
     if re.search(
         r"\b(?:which|what) (?:[\w-]+ )?(?:release|version|build)s?\b(?! (?:date|day|notes?)\b)", head

@@ -48,6 +48,8 @@ class Aspect(TypedDict):
     question: NotRequired[str]
     # names the question sets aside ("besides Northwind, ..."): the answer is about someone else
     excluded: NotRequired[list[str]]
+    # the relation each hop takes from the named entity ("X's paternal grandfather": father, then father)
+    steps: NotRequired[list[str]]
 
 
 class Gap(TypedDict):

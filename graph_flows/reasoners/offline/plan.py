@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from connectors.text import TICKET_KEY, dedupe
-from graph_flows.reading import answer_type, question_terms, terms
+from graph_flows.reading import answer_type, kin_steps, question_terms, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
@@ -41,6 +41,18 @@ def _part_aspect(i: int, part: str, entities: Sequence[str], lexicon: Lexicon) -
         "answer_type": answer_type(asked),
         "question": part,
     }
+
+
+def _by_steps(aspect: Aspect) -> Aspect:
+    """A kinship word made of relations ("X's paternal grandfather") is asked as its steps: each relation's
+    word, and one hop per step (X's page names the father; the father's page names his)."""
+    kin = kin_steps(aspect["text"])
+    if kin is None:
+        return aspect
+    word, steps = kin
+    composed = set(terms(word))
+    kept = [t for t in aspect["terms"] if t not in composed]
+    return {**aspect, "terms": dedupe([*kept, *terms(" ".join(steps))]), "steps": list(steps)}
 
 
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
@@ -97,6 +109,7 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         if len(parts) > 1:
             # one message, several questions: each is established (or left open) on its own
             aspects = [_part_aspect(i, part, entities, lexicon) for i, part in enumerate(parts)]
+        aspects = [_by_steps(a) for a in aspects]
     set_aside = excluded_names(effective, entities)
     if set_aside and not sides:
         # "besides Northwind, has any other customer...": not a name the answer must carry, one it must not

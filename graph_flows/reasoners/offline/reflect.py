@@ -30,6 +30,7 @@ from graph_flows.reading import (
     addresses_assistant,
     also_said,
     asks_duration,
+    child_of,
     converses,
     has_answer_shape,
     holds,
@@ -177,6 +178,7 @@ def reflect(
             subordinate_terms(asked),
             asked_class(asked),
             called,
+            aspect.get("steps", []),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -594,6 +596,7 @@ def best_chain_for(
     clause: frozenset[str] = frozenset(),
     member_class: str | None = None,
     called: Mapping[str, Sequence[str]] | None = None,
+    steps: Sequence[str] = (),
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -729,6 +732,8 @@ def best_chain_for(
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
+        if steps and not _takes_steps(chain, steps, by_id, entity_roots):
+            coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
@@ -912,6 +917,23 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
             if any(nxt["doc_id"] in lexicon.resolve(name) for name in lexicon.names_in(unit.text)):
                 return unit.text
     return None
+
+
+def _takes_steps(
+    chain: list[str], steps: Sequence[str], by_id: dict[str, Evidence], entity_roots: set[str]
+) -> bool:
+    """A chain answers "the father's father" when it starts at the named one's page and each hop is one step:
+    the link names the next as that relation ("the son of Robert II": a father), and the next is no child of
+    the link ("the son of Reginald I" on the next page goes down the family, not up)."""
+    if len(chain) < len(steps) or (entity_roots and chain[0] not in entity_roots):
+        return False
+    for (link, nxt), step in zip(pairwise(chain), steps, strict=False):
+        said = bridge_unit(by_id[link], by_id[nxt]) or ""
+        if not holds(term_set(said) | converses(said), stem(step)) or child_of(
+            by_id[nxt]["text"], by_id[link]["title"]
+        ):
+            return False
+    return True
 
 
 def _mentions(e: Evidence, name: str) -> bool:

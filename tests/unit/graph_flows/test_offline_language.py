@@ -14,8 +14,10 @@ from graph_flows.reading import (
     addresses_assistant,
     answer_type,
     asked_dimension,
+    child_of,
     has_answer_shape,
     holds,
+    kin_steps,
     life_year,
     lifetime,
     only_a_year,
@@ -124,6 +126,8 @@ class Lexicon:
         ("how much is the mileage allowance?", "number"),
         ("who approves a budget above 10k?", "person"),
         ("where is the spare parts warehouse?", "place"),
+        ("in which town is the bakery that mills our flour?", "place"),  # a town, a region: a place
+        ("what region does the kiln supplier ship from?", "place"),
         ("is the staging cluster shared with QA?", "yesno"),
         ("what is the SLA for Gold dealers?", "thing"),
         ("how long do refunds take to clear?", "number"),
@@ -1350,6 +1354,54 @@ def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: boo
     found = reflect(proposal, [ines, tor], lexicon, max_seeds=3).established  # type: ignore[arg-type]
     # "the daughter of Tor Vale" says who her father is; a sister's brother is no father
     assert (found == {"a1": ["E1", "E2"]}) is hops
+
+
+@pytest.mark.parametrize(
+    ("question", "steps"),
+    [
+        ("Who is Ines Vale's paternal grandmother?", ("father", "mother")),
+        ("who is the father-in-law of the glassblower?", ("spouse", "father")),
+        ("Who is Tor Vale's maternal grandfather?", ("mother", "father")),
+        ("Who is Tor Vale's father?", None),  # one step: no hop beyond the father's own mention
+    ],
+)
+def test_a_kinship_word_is_read_as_its_steps(question: str, steps: tuple[str, ...] | None) -> None:
+    found = kin_steps(question)
+    assert (found[1] if found else None) == steps
+    aspect = plan(question, [], _Seen(["Ines Vale", "Tor Vale"])).aspects[0]
+    assert aspect.get("steps") == (list(steps) if steps else None)
+    if steps:  # the composed word is no word a page must say; each step's is
+        assert "grandfath" not in aspect["terms"] and steps[-1] in aspect["terms"]
+
+
+VALE_FAMILY = {
+    "Ines Vale": "Ines Vale (1901–1977) was a painter, the daughter of Tor Vale and Alma Rusk.",
+    "Tor Vale": "Tor Vale (1870–1931) was a shipwright, the son of Ivar Vale and Signe Berg.",
+    # her son names her: a hop to him goes down the family, not up
+    "Bo Vale": "Bo Vale (1925–1990) was a fisherman, the son of Ines Vale.",
+}
+
+
+@pytest.mark.parametrize("question", ["Who is Ines Vale's paternal grandfather?", "Who is Bo Vale's father?"])
+def test_a_kinship_chain_goes_up_one_step_per_page(question: str) -> None:
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(VALE_FAMILY.items(), 1)
+    ]
+    lexicon = _Seen(list(VALE_FAMILY))
+    proposal = plan(question, [], lexicon).__dict__
+    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
+    if "grandfather" in question:
+        # her page names her father; his page names his: one page alone names one of them
+        assert found == {"a1": ["E1", "E2"]} and "Ivar Vale" in said
+    else:
+        assert "Ines Vale" in said  # a plain relation is still read from the one page
+
+
+def test_a_child_is_told_from_a_parent() -> None:
+    assert child_of("Bo Vale was the eldest son of Ines Vale.", "Ines Vale")
+    assert not child_of("Ines Vale was the daughter of Tor Vale.", "Ines Vale")
 
 
 KILN_CHECKS = {
