@@ -62,6 +62,8 @@ from graph_flows.reasoners.offline.reflect import (
 )
 from graph_flows.state import Evidence
 
+_ASKS_WHAT = re.compile(r"^\s*(?:and\s+|so\s+)?what\b", re.I)
+
 
 def compose(
     plan: dict[str, Any],
@@ -134,6 +136,20 @@ def compose(
             picked = best_units(
                 parts, weights, kind, asked, lexicon, avoid=others, label=constraint_words(aspect["text"])
             )
+            if (
+                kind == "thing"
+                and picked
+                and len(chain) == 1
+                and not plan.get("comparison")
+                # "what should I wear": no one value is asked of anything ("what's the street address")
+                and _ASKS_WHAT.match(question)
+                and not asked_head(question)
+            ):
+                listed = enclosing_lists(picked[0][0], by_id[picked[0][1]], evidence)
+                for text, cited in listed:
+                    say(text, cited, aspect["id"])
+                if listed:
+                    continue
             if not plan.get("comparison") and picked:
                 named = {t for name in aspect["entities"] for t in term_set(name)}
                 onward = named_passages(picked, evidence, lexicon)
@@ -340,30 +356,8 @@ def list_answer(
     """The list block that answers a list or procedure question, as (text, evidence id) lines. When the
     question asks for a document as a whole ("what is on the iOS release checklist?"), every list of that
     document read so far, under its heading, in reading order."""
-    whole = is_entity_passage(e, aspect["entities"]) and not _asks_more_than_title(e, aspect)
-    if whole:
-        same_doc = sorted((x for x in evidence if x["doc_id"] == e["doc_id"]), key=_chunk_order)
-        lines: list[tuple[str, str]] = []
-        shown = 0
-        for part in same_doc:
-            blocks: dict[int, list[Unit]] = {}
-            found = readable_units(part)
-            for unit in found:
-                if unit.kind in {"item", "row"} and unit.block >= 0:
-                    blocks.setdefault(unit.block, []).append(unit)
-            for items in blocks.values():
-                if shown >= w.MAX_LIST_ITEMS:
-                    break
-                room = items[: w.MAX_LIST_ITEMS - shown]
-                shown += len(room)
-                # a section's rule stated in prose next to its list ("advance only if crash-free >= 99.5%")
-                rules = [
-                    u for u in found if u.kind == "sentence" and u.heading == items[0].heading and u.heading
-                ]
-                lines.append(
-                    (_bullets(items[0].heading, room, len(items), rules[: w.SECTION_PROSE]), part["id"])
-                )
-        return lines
+    if is_entity_passage(e, aspect["entities"]) and not _asks_more_than_title(e, aspect):
+        return _page_lists(e, evidence)
     # the list may sit in another passage of the same page ("## Steps" after "## Before you start")
     parts = same_document(e, evidence)
     ranked = scored_units(parts, weights, "list", question, lexicon, prefer_first=False)
@@ -381,6 +375,45 @@ def list_answer(
         ]
         block = list({u.text: u for u in items}.values()) or block
     return [(_bullets(best.heading, block[: w.MAX_LIST_ITEMS], len(block)), eid)]
+
+
+def _page_lists(e: Evidence, evidence: Sequence[Evidence]) -> list[tuple[str, str]]:
+    """Every list of `e`'s document read so far, under its heading, in reading order."""
+    lines: list[tuple[str, str]] = []
+    shown = 0
+    for part in sorted((x for x in evidence if x["doc_id"] == e["doc_id"]), key=_chunk_order):
+        blocks: dict[int, list[Unit]] = {}
+        found = readable_units(part)
+        for unit in found:
+            if unit.kind in {"item", "row"} and unit.block >= 0:
+                blocks.setdefault(unit.block, []).append(unit)
+        for items in blocks.values():
+            if shown >= w.MAX_LIST_ITEMS:
+                break
+            room = items[: w.MAX_LIST_ITEMS - shown]
+            shown += len(room)
+            # a section's rule stated in prose next to its list ("advance only if crash-free >= 99.5%")
+            rules = [u for u in found if u.kind == "sentence" and u.heading == items[0].heading and u.heading]
+            lines.append((_bullets(items[0].heading, room, len(items), rules[: w.SECTION_PROSE]), part["id"]))
+    return lines
+
+
+def enclosing_lists(unit: Unit, e: Evidence, evidence: Sequence[Evidence]) -> list[tuple[str, str]]:
+    """A "what" answered by one item of a list is answered by its list ("what should I wear": each item under
+    "Personal protective equipment"); one answered by the opening sentence of a page made of lists (a
+    checklist's "to be completed by the shift lead before the first frame is loaded"), by the page's lists."""
+    parts = sorted(same_document(e, evidence), key=_chunk_order)
+    read = [u for part in parts for u in readable_units(part)]
+    if unit.kind == "item" and unit.block >= 0:
+        items = list({u.text: u for u in read if u.kind == "item" and u.heading == unit.heading}.values())
+        return (
+            [(_bullets(unit.heading, items[: w.MAX_LIST_ITEMS], len(items)), e["id"])]
+            if len(items) > 1
+            else []
+        )
+    opens = bool(read) and read[0].text == unit.text and _chunk_order(parts[0])[0] == 0
+    listed = sum(u.kind == "item" for u in read)
+    return _page_lists(e, evidence) if opens and listed * 2 >= len(read) else []
 
 
 def _asks_more_than_title(e: Evidence, aspect: dict[str, Any]) -> bool:

@@ -1570,3 +1570,36 @@ def test_a_how_far_question_is_answered_by_the_row_naming_the_range() -> None:
         weights = {t: 1.0 for t in question_terms(question)}
         (unit, _), *_ = best_units([e], weights, "number", question, Lexicon([]))
         assert unit.text.startswith("Spec: Range"), question
+
+
+OVEN_CHECKLIST = (
+    "# Oven Start Checklist\n\nTo be completed by the head baker before the first loaf goes in.\n\n"
+    "## Clothing\n- [ ] Hairnet worn by everyone at the ovens.\n- [ ] Heat gloves on the hook by each oven.\n\n"
+    "## Records\n- [ ] Sign the oven log.\n- [ ] Address for deliveries: 1 Mill Lane, Leeds.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "shown", "left"),
+    [
+        # one item answers: its list does (each thing to wear, not the first one found)
+        ("What should I wear near the ovens?", ["Hairnet", "Heat gloves"], ["oven log"]),
+        # the page's opening sentence answers: the page's lists are what it asks for
+        (
+            "What has the head baker got to tick off before the first loaf goes in?",
+            ["Hairnet", "Heat gloves", "Sign the oven log"],
+            [],
+        ),
+        # one value asked of something: the row that says it, not its neighbours
+        ("What's the address for deliveries?", ["1 Mill Lane"], ["Hairnet"]),
+    ],
+)
+def test_a_what_answered_by_a_list_item_gets_its_list(
+    question: str, shown: list[str], left: list[str]
+) -> None:
+    page = _evidence("E1", "doc:oven", "Oven Start Checklist", OVEN_CHECKLIST)
+    lexicon = _Seen(["Oven Start Checklist"])
+    proposal = plan(question, [], lexicon).__dict__
+    said = " ".join(s.text for s in compose(proposal, [page], {"a1": ["E1"]}, lexicon).sentences)  # type: ignore[arg-type]
+    assert all(text in said for text in shown), said
+    assert not any(text in said for text in left), said
