@@ -210,7 +210,7 @@ def reflect(
             and (len(best_chain) <= 1 or _replaces_along(best_chain, by_id))
             and not picks_by_relative_clause(asked)
         ):
-            meant = by_meaning(readings, kind, head, where, constraints, asked)
+            meant = by_meaning(readings, kind, head, where, constraints, asked, weights)
         if meant is not None:
             established[aspect["id"]] = [meant]
             notes.append(f"{aspect['id']}: established by meaning: {meant}")
@@ -264,10 +264,13 @@ def by_meaning(
     where: Sequence[str],
     constraints: Sequence[str],
     asked: str,
+    weights: Mapping[str, float] | None = None,
 ) -> str | None:
     """A question in words no page uses ("money for kitting out my home workspace") is answered by the unit
     closest to it in meaning when that unit is clearly closer than any other document's, has the answer's
-    shape, and names what the question asks a value of and where."""
+    shape, and names what the question asks a value of and where. A table row answers only what its words
+    say: where another page's row says the question's key words ("Water resistance: IPX5" on a sibling's
+    datasheet), a row of other words ("Range: 90 km") is a neighbouring row, however close in meaning."""
     close = sorted((r for r in readings.values() if r.dense_best is not None), key=lambda r: -r.unit_dense)
     if not close or close[0].unit_dense < w.MEANING_ALONE:
         return None
@@ -290,7 +293,36 @@ def by_meaning(
         return None
     if constraints and not _grounded(constraints, [e["id"]], {e["id"]: e}, stated):
         return None
+    if weights and neighbouring_row(e, unit, _asked_of(weights, constraints), kind, readings):
+        return None
     return e["id"]
+
+
+def _asked_of(weights: Mapping[str, float], constraints: Sequence[str]) -> dict[str, float]:
+    """The question's words less the names it narrows to: what is asked of the named thing."""
+    named = set(constraints) | {stem(c) for c in constraints}
+    return {t: v for t, v in weights.items() if t not in named}
+
+
+def neighbouring_row(
+    e: Evidence, unit: Unit | None, asked_of: Mapping[str, float], kind: str, readings: dict[str, Reading]
+) -> bool:
+    """A table row lacking the question's key words while another page's row read says them all ("Water
+    resistance: IPX5" on a sibling's datasheet): it answers a neighbouring question ("Range: 90 km"), however
+    close in meaning."""
+    if unit is None or unit.kind != "row" or not asked_of:
+        return False
+    top = max(asked_of.values())
+    key = {t for t, v in asked_of.items() if v >= w.KEY_TERM * top}
+    return not key <= unit_covers(e, unit, asked_of, kind) and any(
+        key <= r.covered and _row_of(r.evidence, r.best) is not None
+        for r in readings.values()
+        if r.evidence["doc_id"] != e["doc_id"]
+    )
+
+
+def _row_of(e: Evidence, text: str) -> Unit | None:
+    return next((u for u in readable_units(e) if u.text == text and u.kind == "row"), None)
 
 
 def aspect_kind(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
@@ -685,7 +717,11 @@ def best_chain_for(
             held = set(reading.covered) | occasion
             for link, nxt in pairwise(chain):
                 said = f"{by_id[link]['title']} {bridge_unit(by_id[link], by_id[nxt]) or ''}"
-                held |= {t for t in relation if holds(term_set(said), t)} | readings[link].covered
+                held |= {t for t in relation if holds(term_set(said), t)}
+                # what the link's own answer says, unless it is a sibling's ("Fen 3: IPX5" for the Fen 7)
+                own_answer = f"{by_id[link]['title']} {readings[link].best}"
+                if not any(names_a_sibling(own_answer, c) for c in constraints):
+                    held |= readings[link].covered
             held |= reached
             unheld = [t for t in heaviest if t not in held]
             # closeness in meaning does not say the class asked for where a unit read says it in its own
@@ -694,6 +730,13 @@ def best_chain_for(
                 len(chain) == 1
                 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
                 and not (member_class in unheld and member_class in said_somewhere)
+                and not neighbouring_row(
+                    by_id[eid],
+                    _row_of(by_id[eid], reading.best),
+                    _asked_of(relation, constraints),
+                    kind,
+                    readings,
+                )
             )
             if unheld and not paraphrased:
                 coverage = min(coverage, w.ESTABLISHED - 0.05)

@@ -926,13 +926,22 @@ class _Meaning(Lexicon):
         return [next((v for k, v in self.close.items() if k in t), 0.1) for t in texts]
 
 
-def _ask(question: str, pages: dict[str, str], close: dict[str, float]) -> dict[str, list[str]]:
+class _MeaningOfSeenWords(_Meaning):
+    """As `_Meaning`, every word of the question used by some page (none is carried by meaning alone)."""
+
+    def idf(self, term: str) -> float:
+        return 6.0 if term == "\x00" else 3.0
+
+
+def _ask(
+    question: str, pages: dict[str, str], close: dict[str, float], lexicon: type[_Meaning] = _Meaning
+) -> dict[str, list[str]]:
     evidence = [
         {"id": f"E{i}", "doc_id": f"d{i}", "title": title, "text": text, "dense": 0.4}
         for i, (title, text) in enumerate(pages.items(), 1)
     ]
     plan = _asking(question)
-    return reflect(plan, evidence, _Meaning(close), max_seeds=3).established  # type: ignore[arg-type]
+    return reflect(plan, evidence, lexicon(close), max_seeds=3).established  # type: ignore[arg-type]
 
 
 HANDBOOK = {
@@ -961,6 +970,38 @@ def test_meaning_never_stands_in_for_the_asked_noun_a_place_or_a_span_of_time() 
         "Gateway": "# Gateway\n\nThe public gateway serves partners. Default limit: 300 requests/min per key."
     }
     assert _ask("how long was the leaked gateway key visible?", pages, {"gateway serves": 0.6}) == {}
+
+
+KILN_SPECS = {
+    "Kiln Range": "# Kiln Range\n\n| Spec | K3 | K7 |\n|---|---|---|\n| Firing time | 8 hours | 12 hours |",
+    "Kiln K3 Datasheet": "# Kiln K3 Datasheet\n\n| Spec | Value |\n|---|---|\n| Heat resistance | 1,300 C |",
+}
+
+
+def test_a_row_close_in_meaning_is_a_neighbouring_row_where_another_row_says_the_asked_words() -> None:
+    question = "how heat resistant is the K7 kiln?"
+    only_range = {"Kiln Range": KILN_SPECS["Kiln Range"]}
+    for close in (0.5, 0.6):  # close enough to answer by meaning alone; to count as a paraphrase of the words
+        # only the range table was read: its row is the closest thing there is
+        assert _ask(question, only_range, {"Firing time": close}, _MeaningOfSeenWords) == {"a1": ["E1"]}
+        # the K3's datasheet says "heat resistance": the K7's firing time answers nothing asked
+        assert _ask(question, KILN_SPECS, {"Firing time": close}, _MeaningOfSeenWords) == {}
+
+
+def test_a_sibling_s_row_is_no_link_of_a_chain_about_another_model() -> None:
+    # the K3's row says "heat resistance" and names its burner's maker, whose page names the K7: no chain of
+    # them says how heat resistant the K7 is
+    pages = {
+        "Kiln K3 Datasheet": KILN_SPECS["Kiln K3 Datasheet"] + "\n| Burner | Hotwell HB-2 |",
+        "Hotwell": "# Hotwell\n\nHotwell builds the burners of every kiln: HB-2 (K3), HB-5 (K7).",
+    }
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(pages.items(), 1)
+    ]
+    lexicon = _Seen(list(pages))
+    proposal = plan("how heat resistant is the K7 kiln?", [], lexicon).__dict__
+    assert reflect(proposal, evidence, lexicon, max_seeds=3).established == {}  # type: ignore[arg-type]
 
 
 class _Seen(Lexicon):
