@@ -622,11 +622,18 @@ def addresses_assistant(text: str) -> bool:
     return bool(_ADDRESSES_ASSISTANT.search(text))
 
 
+_SETTING = re.compile(
+    r"[;:]\s+(?=(?:and |so |but )?(?:in |by |for |from |at |to )?(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|should)\b)"
+)
+
+
 def answer_type(question: str) -> str:
     """A coarse expected answer type from question cues: person, date, number, place, version (a release),
     explanation, yesno, choice (a pick between named options), list (a checklist, steps, a procedure), or
     thing."""
     q = question.strip().lower()
+    # "FW-97 was closed as a duplicate; in which version was the bug fixed?": the question follows the setting
+    q = _SETTING.split(q)[-1] if _SETTING.search(q) else q
     first = q.split()[0] if q.split() else ""
     head = " ".join(q.split()[:4])  # the question word sits near the start ("so when is...", "and who...")
     if re.search(r"\b(why|what caused|what was the reason|how come)\b", q):

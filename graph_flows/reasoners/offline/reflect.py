@@ -880,8 +880,13 @@ def _grounded(
         return False  # a release is named where its facts are: "4.3" on a page of 4.2 plans is a passing word
     if any(_other_release(reading.best, v, constraints) for v in constraints if VERSION.fullmatch(v)):
         return False
-    # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling
-    return not any(names_a_sibling(reading.best, c) or names_a_sibling(last["title"], c) for c in constraints)
+    # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling;
+    # a ticket a hop led to is another item by its own key ("FW-97 ... duplicate of FW-95"), not a sibling
+    hop_to_item = len(chain) > 1 and bool(TICKET_KEY.fullmatch(last["title"].split(":", 1)[0]))
+    return not any(
+        names_a_sibling(reading.best, c) or (not hop_to_item and names_a_sibling(last["title"], c))
+        for c in constraints
+    )
 
 
 def _states_head(
