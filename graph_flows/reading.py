@@ -335,6 +335,7 @@ def question_terms(question: str) -> list[str]:
     if asks_duration(asked):
         asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
     asked = _PHRASAL_VERB.sub(" ", asked)
+    asked = _HOLDING_VERB.sub(r"\1", asked)
     asked = _POINTER.sub(" ", asked)
     asked = _SPOKEN_NUMBER.sub(_in_digits, asked)
     if _ASKS_WHEN.match(asked):
@@ -348,6 +349,12 @@ _PHRASAL_VERB = re.compile(
     r"\b(?:go|goes|going|went|gone|come|comes|coming|came|get|gets|getting|got|gotten|hold|holds|held|put|puts|"
     r"take|takes|took|taken|turn|turns|turned|set|sets|run|runs|ran|bring|brings|brought)"
     r"(?=\s+(?:up|down|out|off|over|back|through|away|around)\b)",
+    re.IGNORECASE,
+)
+# "which release will include the fix": the verb only says the fix is in it ("Fix will go into 4.2.1")
+_HOLDING_VERB = re.compile(
+    r"\b((?:release|version|build)s?\s+(?:will|would|does|did|do|should|could|is going to|are going to)\s+)"
+    r"(?:include|contain|carry|ship|have|get|bring)s?\b",
     re.IGNORECASE,
 )
 _ASKS_WHEN = re.compile(
