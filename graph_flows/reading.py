@@ -484,13 +484,17 @@ class Unit:
     kind: "sentence" (prose, a key-value line), "item" (one list item), "row" (one table row, rendered with
     its header: "Plan: Pro · Sustained: 600 requests/min"). `heading` is the nearest heading above it in the
     passage; `block` numbers the list or table it belongs to (-1 for prose), so a list question can take the
-    whole block; `label` is a table row's first cell (what the row is about)."""
+    whole block; `label` is a table row's first cell (what the row is about); `lead`, the prose sentence that introduces the
+    block, says what its rows are ("Dealer discounts off the recommended retail price, by tier:")."""
 
     kind: str
     text: str
     heading: str = ""
     block: int = -1
     label: str = ""
+    lead: str = (
+        ""  # the sentence introducing a list or table ("Dealer discounts off the retail price, by tier:")
+    )
 
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -518,6 +522,7 @@ def units(text: str) -> list[Unit]:
 def _units(text: str) -> tuple[Unit, ...]:
     out: list[Unit] = []
     heading = ""
+    lead = ""  # the last prose sentence, when it ends in a colon: it introduces the block that follows
     header: list[str] | None = None
     block = -1
     blocks = 0
@@ -529,7 +534,7 @@ def _units(text: str) -> tuple[Unit, ...]:
             continue
         m = _HEADING.match(line)
         if m:
-            heading, header, block = _plain(m.group(2)), None, -1
+            heading, header, block, lead = _plain(m.group(2)), None, -1, ""
             continue
         if line.lstrip().startswith("|") and line.count("|") >= 2:
             if _TABLE_SEPARATOR.match(line):
@@ -546,20 +551,22 @@ def _units(text: str) -> tuple[Unit, ...]:
             ]
             shown = UNIT_SEPARATOR.join(p for p in pairs if p.strip(": "))
             if shown:
-                out.append(Unit("row", shown, heading, block, cells[0] if cells else ""))
+                out.append(Unit("row", shown, heading, block, cells[0] if cells else "", lead))
             continue
         item = _ITEM.match(line)
         if item:
             if block < 0 or header is not None:
                 block, blocks, header = blocks, blocks + 1, None
-            out.append(Unit("item", _plain(item.group(1)), heading, block))
+            out.append(Unit("item", _plain(item.group(1)), heading, block, lead=lead))
             continue
         if block >= 0 and raw[:1].isspace() and out and out[-1].kind == "item":  # a wrapped list item
             last = out[-1]
-            out[-1] = Unit("item", f"{last.text} {_plain(line)}", last.heading, last.block)
+            out[-1] = Unit("item", f"{last.text} {_plain(line)}", last.heading, last.block, lead=last.lead)
             continue
         block, header = -1, None
-        out += [Unit("sentence", sentence, heading) for sentence in _sentences(line.strip())]
+        said = _sentences(line.strip())
+        out += [Unit("sentence", sentence, heading) for sentence in said]
+        lead = said[-1] if said and said[-1].endswith(":") else ""
     return tuple(u for u in out if u.text.strip(" \t-*#>|"))
 
 

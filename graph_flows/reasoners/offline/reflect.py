@@ -444,8 +444,9 @@ def is_entity_passage(e: Evidence, entities: Sequence[str], docs: frozenset[str]
 
 
 def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
-    """What a unit is read with: the passage's title and the unit's heading."""
-    return term_set(e["title"]) | term_set(unit.heading)
+    """What a unit is read with: the passage's title, the unit's heading, and the sentence introducing its list
+    or table ("Dealer discounts off the recommended retail price, by tier:" for the row "Gold: 32%")."""
+    return term_set(e["title"]) | term_set(unit.heading) | term_set(unit.lead)
 
 
 def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thing") -> Reading:

@@ -1672,3 +1672,17 @@ def test_a_ticket_closed_as_a_duplicate_is_answered_by_the_one_it_duplicates() -
     assert found == {"a1": ["E1", "E2"]}
     said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
     assert "KL-5" in said and "2.3.1" in said
+
+
+def test_the_sentence_introducing_a_table_says_what_its_rows_are() -> None:
+    page = (
+        "# Flour Prices 2026\n\nMill discounts off the list price for bakeries, by tier:\n\n"
+        "| Tier | Discount |\n|---|---|\n| Gold | 12% |\n| Silver | 8% |\n\nDelivery is free above 2 tonnes."
+    )
+    row = next(u for u in units(page) if u.kind == "row" and u.label == "Gold")
+    assert row.lead == "Mill discounts off the list price for bakeries, by tier:"
+    assert all(not u.lead for u in units(page) if u.kind == "sentence")  # prose is not a block's row
+    # the row is read with it: "what discount do Gold bakeries get off the list price" is all in the row
+    e = _evidence("E1", "doc:flour", "Flour Prices 2026", page)
+    weights = {t: 1.0 for t in question_terms("what discount do Gold bakeries get off the list price?")}
+    assert read(e, weights, sum(weights.values()), "number").best == "Tier: Gold · Discount: 12%"
