@@ -124,6 +124,8 @@ _DERIVATIONS = {
     "kilogram": "kg",
     "kilometr": "km",
     "kilomet": "km",
+    # a compound read as its head where datasheets say either ("Payload: 600 kg", "Max system load: 140 kg")
+    "payload": "load",
     # a long word and the clipping people write for it ("rev C" for revision C): read as the clipping, which is
     # too short to match other words by prefix ("revis" would match "revisit")
     "revis": "rev",
@@ -335,6 +337,8 @@ def question_terms(question: str) -> list[str]:
     if asks_duration(asked):
         asked = _DURATION_VERB.sub(" ", asked)  # "how long does the review take": "take" is the form's
     asked = _PHRASAL_VERB.sub(" ", asked)
+    if _ASKS_AN_AMOUNT.search(asked):
+        asked = _CAPACITY_VERB.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + "load", asked)
     asked = _HOLDING_VERB.sub(r"\1", asked)
     asked = _POINTER.sub(" ", asked)
     asked = _SPOKEN_NUMBER.sub(_in_digits, asked)
@@ -351,6 +355,10 @@ _PHRASAL_VERB = re.compile(
     r"(?=\s+(?:up|down|out|off|over|back|through|away|around)\b)",
     re.IGNORECASE,
 )
+# "how much can it carry", "which one can carry more": an amount it can carry is its load ("payload", "max
+# system load"); "who can carry the kiln" asks no amount
+_CAPACITY_VERB = re.compile(r"\b(?:can|could)\s+(?:[\w'’-]+\s+){0,3}?(carry|haul|lift|tow)\b", re.IGNORECASE)
+_ASKS_AN_AMOUNT = re.compile(r"\bhow (?:much|many|heavy)\b|\b(?:more|most|less|least|max(?:imum)?)\b", re.I)
 # "which release will include the fix": the verb only says the fix is in it ("Fix will go into 4.2.1")
 _HOLDING_VERB = re.compile(
     r"\b((?:release|version|build)s?\s+(?:will|would|does|did|do|should|could|is going to|are going to)\s+)"

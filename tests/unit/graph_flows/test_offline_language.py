@@ -461,6 +461,10 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("what is planned for the kiln?", ["plan", "kiln"]),
         # a release "including" a fix only holds it ("the fix goes into 2.1"); elsewhere the verb is asked
         ("which release will include the kiln fix?", ["releas", "kiln", "fix"]),
+        # an amount something can carry is its load, "payload" or "max load" on its datasheet
+        ("how many kilos can the F5 cart carry?", ["kg", "f5", "cart", "load"]),
+        ("which cart can haul more, the F5 or the F7?", ["cart", "load", "f5", "f7"]),
+        ("who can carry the kiln?", ["carri", "kiln"]),
         ("does the bakery plan include ovens?", ["bakeri", "plan", "includ", "oven"]),
     ],
 )
@@ -476,6 +480,8 @@ def test_question_terms_leave_out_the_question_form(question: str, expected: lis
         ("the general ledger", "gener", True),
         ("a generous budget", "gen", False),  # too short to match by prefix
         ("the product page", "promis", False),
+        ("Spec: Payload · Value: 600 kg", "load", True),  # a payload is the load carried
+        ("Max system load: 140 kg", "load", True),
     ],
 )
 def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) -> None:
