@@ -379,10 +379,19 @@ _SUBORDINATE = re.compile(
 )
 
 
+# a clause with no relative word: a noun, then who did something to it ("the robot we took back from Pinecrest")
+_ZERO_RELATIVE = re.compile(
+    r"\b(?!(?:do|does|did|can|could|should|would|will|shall|must|may|might|have|has|had|are|is|was|were|am|"
+    r"what|which|who|how|when|where|why|if|so|and|or|but|that)\b)[a-z]{3,}\s+(?:we|you|they|i)\s+([^,;?]+)",
+    re.I,
+)
+
+
 def subordinate_terms(question: str) -> frozenset[str]:
     """The terms of the clauses that pick out what the question is about rather than what it asks: a passage
     holding the answer may say them anywhere, not in the answering sentence."""
-    return frozenset(t for m in _SUBORDINATE.finditer(question) for t in question_terms(m.group(1)))
+    clauses = [*_SUBORDINATE.finditer(question), *_ZERO_RELATIVE.finditer(question)]
+    return frozenset(t for m in clauses for t in question_terms(m.group(1)))
 
 
 def picks_by_time(question: str) -> bool:

@@ -139,7 +139,14 @@ def reflect(
         constraints = _constraints(aspect, all_sides, lexicon)
         # the noun the question asks a value of ("crash rate"): a unit without it states another value
         head = [] if plan.get("comparison") else asked_head(asked)
-        where = [] if plan.get("comparison") else qualifiers(asked, aspect["entities"])
+        # a place or year inside a clause picking out the occasion ("the kiln we had at Leeds") is said where
+        # the chain starts, not necessarily where the answer is
+        occasion = subordinate_terms(asked)
+        where = (
+            []
+            if plan.get("comparison")
+            else [q for q in qualifiers(asked, aspect["entities"]) if stem(q) not in occasion]
+        )
         if named_by is None:
             named_by = naming_links(evidence, lexicon)
         # a word no page uses and no unit carries ("held up" where pages say "late"): no chain can hold it, so
@@ -713,6 +720,15 @@ def best_chain_for(
             # high enough to carry a paraphrase). Two loosely similar pages do not add up to a paraphrase.
             top = max(relation.values())
             heaviest = [t for t, v in relation.items() if v >= w.KEY_TERM * top]
+            if (
+                member_class in relation
+                and member_class in said_somewhere
+                and member_class not in heaviest
+                and not shows_type(reading.best, member_class)  # "which release": a version number names one
+            ):
+                # "which motor revision": where units read name the class, the answer's does ("KM-40 rev B
+                # motors"); a whining robot's ticket that names no motor is the start, not the answer
+                heaviest.append(member_class)
             # after a hop: what the bridge units say (why the chain goes on) and the answering unit; the
             # pages' other sentences do not count ("shipped" somewhere on a roadmap is not robots shipped)
             held = set(reading.covered) | occasion

@@ -1131,6 +1131,9 @@ def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
         ("who runs the bakery whose Leeds oven failed?", {"leed", "oven", "fail"}),
         ("when is the Q2 glaze review?", set()),  # the opening question word picks nothing out
         ("which release fixes the oven crash?", set()),
+        # a clause with no relative word: the thing, then who did what to it
+        ("which burner was behind the kiln we sent back to Leeds?", {"send", "back", "leed"}),
+        ("how long do we keep oven logs?", set()),  # "do we keep" is the question itself
     ],
 )
 def test_the_clause_picking_out_the_occasion(question: str, clause: set[str]) -> None:
@@ -1692,3 +1695,35 @@ def test_the_sentence_introducing_a_table_says_what_its_rows_are() -> None:
     e = _evidence("E1", "doc:flour", "Flour Prices 2026", page)
     weights = {t: 1.0 for t in question_terms("what discount do Gold bakeries get off the list price?")}
     assert read(e, weights, sum(weights.values()), "number").best == "Tier: Gold · Discount: 12%"
+
+
+class _RareName(Lexicon):
+    """A place name rarer than any other word of the question, as in a store."""
+
+    def idf(self, term: str) -> float:
+        return {"leed": 5.0, "\x00": 6.0, "behind": 4.0}.get(term, 2.0)
+
+
+def test_which_class_a_question_asks_is_named_where_the_answer_is() -> None:
+    # the ticket about the cracked kiln names no burner: it is where the chain starts, the burner ticket answers
+    tickets = {
+        "KL-9": (
+            "KL-9: Kiln cracking at Leeds",
+            "Leeds bakery reports kiln 4 cracks its shelves. Same as KL-3.",
+        ),
+        "KL-3": (
+            "KL-3: Burner fault",
+            "Overheating from burners of revision B; burners of revision C run cool.",
+        ),
+    }
+    evidence = [
+        _evidence(f"E{i}", f"doc:{key}", title, text, dense=0.5)
+        for i, (key, (title, text)) in enumerate(tickets.items(), 1)
+    ]
+    lexicon = _RareName(list(tickets))
+    question = "which burner revision was behind the cracking kiln we had at Leeds?"
+    found = reflect(_asking(question), evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    assert found == {"a1": ["E1", "E2"]}
+    # where nothing leads on to the burners, the kiln's ticket alone does not say which burner
+    evidence[0]["text"] = "Leeds bakery reports kiln 4 cracks its shelves."
+    assert reflect(_asking(question), evidence, lexicon, max_seeds=3).established == {}  # type: ignore[arg-type]
