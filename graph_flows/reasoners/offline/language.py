@@ -387,10 +387,23 @@ _ZERO_RELATIVE = re.compile(
 )
 
 
+# the first question of a message, read after a later one that refers back to it ("which tickets came out of it
+# (what's the root cause of the November outage)"): it says what "it" is, not what this part asks
+_EARLIER_PART = re.compile(
+    r"\s\((?=(?:which|what|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|has|have|can)\b)"
+    r"([^()]+)\)\s*$",
+    re.I,
+)
+
+
 def subordinate_terms(question: str) -> frozenset[str]:
     """The terms of the clauses that pick out what the question is about rather than what it asks: a passage
     holding the answer may say them anywhere, not in the answering sentence."""
-    clauses = [*_SUBORDINATE.finditer(question), *_ZERO_RELATIVE.finditer(question)]
+    clauses = [
+        *_SUBORDINATE.finditer(question),
+        *_ZERO_RELATIVE.finditer(question),
+        *_EARLIER_PART.finditer(question),
+    ]
     return frozenset(t for m in clauses for t in question_terms(m.group(1)))
 
 

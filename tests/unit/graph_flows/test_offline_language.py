@@ -1134,6 +1134,9 @@ def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
         # a clause with no relative word: the thing, then who did what to it
         ("which burner was behind the kiln we sent back to Leeds?", {"send", "back", "leed"}),
         ("how long do we keep oven logs?", set()),  # "do we keep" is the question itself
+        # a later part read with the first: the first says what "it" is, not what this part asks
+        ("which tickets came out of it (what caused the kiln fire)", {"caus", "kiln", "fire"}),
+        ("Who built Kiln 4 (2019 model)?", set()),  # a name's own parenthesis is part of the name
     ],
 )
 def test_the_clause_picking_out_the_occasion(question: str, clause: set[str]) -> None:
