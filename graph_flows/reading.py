@@ -492,17 +492,15 @@ class Unit:
     kind: "sentence" (prose, a key-value line), "item" (one list item), "row" (one table row, rendered with
     its header: "Plan: Pro · Sustained: 600 requests/min"). `heading` is the nearest heading above it in the
     passage; `block` numbers the list or table it belongs to (-1 for prose), so a list question can take the
-    whole block; `label` is a table row's first cell (what the row is about); `lead`, the prose sentence that introduces the
-    block, says what its rows are ("Dealer discounts off the recommended retail price, by tier:")."""
+    whole block; `label` is a table row's first cell (what the row is about); `lead` is the prose sentence
+    introducing the block, which says what its rows are ("Dealer discounts off the retail price, by tier:")."""
 
     kind: str
     text: str
     heading: str = ""
     block: int = -1
     label: str = ""
-    lead: str = (
-        ""  # the sentence introducing a list or table ("Dealer discounts off the retail price, by tier:")
-    )
+    lead: str = ""
 
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -644,8 +642,11 @@ def addresses_assistant(text: str) -> bool:
     return bool(_ADDRESSES_ASSISTANT.search(text))
 
 
+# "FW-97 was closed as a duplicate; in which version ...", "I left my phone on the train: who do I tell": the
+# setting, then the question
 _SETTING = re.compile(
-    r"[;:]\s+(?=(?:and |so |but )?(?:in |by |for |from |at |to )?(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|should)\b)"
+    r"[;:]\s+(?=(?:and |so |but )?(?:in |by |for |from |at |to )?"
+    r"(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|should)\b)"
 )
 
 
@@ -653,9 +654,7 @@ def answer_type(question: str) -> str:
     """A coarse expected answer type from question cues: person, date, number, place, version (a release),
     explanation, yesno, choice (a pick between named options), list (a checklist, steps, a procedure), or
     thing."""
-    q = question.strip().lower()
-    # "FW-97 was closed as a duplicate; in which version was the bug fixed?": the question follows the setting
-    q = _SETTING.split(q)[-1] if _SETTING.search(q) else q
+    q = _SETTING.split(question.strip().lower())[-1]  # the question follows its setting
     first = q.split()[0] if q.split() else ""
     head = " ".join(q.split()[:4])  # the question word sits near the start ("so when is...", "and who...")
     if re.search(r"\b(why|what caused|what was the reason|how come)\b", q):

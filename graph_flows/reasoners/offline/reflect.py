@@ -182,7 +182,7 @@ def reflect(
             where,
             own,
             bool(plan.get("comparison")) and picks_by_time(asked),
-            subordinate_terms(asked),
+            occasion,
             asked_class(asked),
             called,
             aspect.get("steps", []),
