@@ -268,14 +268,15 @@ _KIN_STEPS = {
     "stepmother": ("father", "spouse"),
     "stepfather": ("mother", "spouse"),
 }
-_KIN = re.compile(r"\b(" + "|".join(re.escape(k) for k in _KIN_STEPS) + r")\b", re.I)
+# said of someone ("X's stepmother", "the father-in-law of X"), in lower case: "The Stepmother (film)" is a title
+_KIN = re.compile(r"(?:['’]s\s+|\b(?i:the)\s+)(" + "|".join(re.escape(k) for k in _KIN_STEPS) + r")\b")
 
 
 def kin_steps(question: str) -> tuple[str, tuple[str, ...]] | None:
     """The kinship word a question asks for and the relations it is made of, one per hop ("X's paternal
     grandfather": X's father's father), if it asks for one."""
     m = _KIN.search(question)
-    return (m.group(1), _KIN_STEPS[m.group(1).lower()]) if m else None
+    return (m.group(1), _KIN_STEPS[m.group(1)]) if m else None
 
 
 _ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")

@@ -1422,6 +1422,7 @@ def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: boo
         ("who is the father-in-law of the glassblower?", ("spouse", "father")),
         ("Who is Tor Vale's maternal grandfather?", ("mother", "father")),
         ("Who is Tor Vale's father?", None),  # one step: no hop beyond the father's own mention
+        ("When was the director of film The Stepmother (1972 Film) born?", None),  # a title, not a relation
     ],
 )
 def test_a_kinship_word_is_read_as_its_steps(question: str, steps: tuple[str, ...] | None) -> None:
