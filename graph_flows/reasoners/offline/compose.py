@@ -519,10 +519,6 @@ def scored_units(
             # a "why" by one giving no cause ("Status: blocked by QA-57" over the release ticket's summary)
             shape = -w.SHAPELESS if kind in TYPED_KINDS or kind == "explanation" else 0.0
         heading = w.HEADING_ONLY if len(tokens(unit.text)) < 5 and unit.kind == "sentence" else 0.0
-        if raises_a_question(unit.text):
-            heading += (
-                w.SHAPELESS
-            )  # the ticket asking the same thing: its words match, its answer is elsewhere
         # the passage reflect established it with (a list is wherever its heading says what is asked)
         chosen = w.CHOSEN_PASSAGE if e is parts[0] and prefer_first else 0.0
         # the unit itself names the dimension asked ("Range: 90 km" for "how far"), not only its page's title

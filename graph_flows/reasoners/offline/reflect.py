@@ -271,7 +271,7 @@ def by_meaning(
     where: Sequence[str],
     constraints: Sequence[str],
     asked: str,
-    weights: Mapping[str, float] | None = None,
+    weights: Mapping[str, float],
 ) -> str | None:
     """A question in words no page uses ("money for kitting out my home workspace") is answered by the unit
     closest to it in meaning when that unit is clearly closer than any other document's, has the answer's
@@ -300,7 +300,7 @@ def by_meaning(
         return None
     if constraints and not _grounded(constraints, [e["id"]], {e["id"]: e}, stated):
         return None
-    if weights and neighbouring_row(e, unit, _asked_of(weights, constraints), kind, readings):
+    if neighbouring_row(e, unit, _asked_of(weights, constraints), kind, readings):
         return None
     return e["id"]
 
