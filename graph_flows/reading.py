@@ -16,7 +16,11 @@ from connectors.text import STOPWORDS, comment_body, normalise, tokens
 
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
-_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Ltd|Co|No)\.$")
+# a sentence does not end at an abbreviation, a name's initial ("W. Bruce Cameron") or "c." before a year
+_ABBREVIATIONS = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Ltd|Co|No|Lt|Col|Gen|Capt|Prof|Rev|Gov|Sen|Mt|Ft|ca?)"
+    r"|(?<![\w.'’-])[A-Z])\.$"
+)
 NUMBER = re.compile(
     r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:(?:working|business|calendar|full|school)\s)?"
     r"(?:%|kwh|wh|kg|km/h|km|m/s|mph|cm|mm|°c|k|m|bn|ms|s|h|days?|hours?|minutes?|weeks?|months?|years?)?"
@@ -254,6 +258,54 @@ def child_of(text: str, name: str) -> bool:
             rf"\b(?:sons?|daughters?|child|children|heirs?) of (?:the )?{re.escape(key)}\b", normalise(text)
         )
     )
+
+
+# "what nationality", "which country ... from": after a hop to the person, the adjective before what they are
+# says it ("an Austrian-American film composer", "a German doctor"); after an article, so a first name ending
+# alike ("a son of Brian") is not one. The film's own "an American film" is the film's, not its director's.
+NATIONALITY_WORDS = frozenset(["nation", "countri", "citizenship"])
+_DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|ch|i)(?:[-–]\s?[A-Z][a-z]+)*")
+_NATIONALITY = re.compile(rf"\b(?:an?|the)\s+(?:[a-z]+\s+)?{_DEMONYM.pattern}\s+[a-z]")
+
+
+def says_nationality(sentence: str) -> bool:
+    """Whether a sentence says what country someone is from by its adjective ("a Swedish film director")."""
+    return bool(_NATIONALITY.search(sentence))
+
+
+_WORD = re.compile(r"[\w'’.-]+|[,;:()]")
+_BREAKS = frozenset([",", ";", ":", "(", ")", "and", "or", "but", "while", "with"])
+_BINDING_REACH = 6  # words from a role word ("directed", "composer") to the name that fills it
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
+def _describes(words: list[str], j: int) -> bool:
+    """A capitalised adjective before what someone is ("American rapper Nicki Minaj"): not the name."""
+    after = words[j + 1] if j + 1 < len(words) else ""
+    return bool(_DEMONYM.fullmatch(words[j])) and after[:1].islower()
+
+
+def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str]) -> bool:
+    """Whether a sentence gives the asked role to someone other than `name`: in "directed by Lasse Hallström
+    and written by W. Bruce Cameron" the director is named right after "directed", up to the next "and" or
+    comma, and Cameron is not it. A sentence naming nobody that way says nothing either way."""
+    words = _WORD.findall(text)
+    low = [normalise(wd) for wd in words]
+    wanted = normalise(name).split()
+    starts = [i for i in range(len(low)) if wanted and low[i : i + len(wanted)] == wanted]
+    inside = {j for i in starts for j in range(i, i + len(wanted))}
+    bound: set[int] = set()
+    for i, word in enumerate(low):
+        if i in inside or _POSSESSIVE.search(words[i]):
+            continue  # "his father's school, Scotch College": the school is no father
+        if not any(holds(frozenset([stem(part)]), role) for part in word.split("-") for role in roles):
+            continue
+        for j in range(i + 1, min(len(words), i + 1 + _BINDING_REACH)):
+            if words[j] in _BREAKS:
+                break  # the next clause names the next role
+            if words[j][:1].isupper() and low[j] not in STOPWORDS and not _describes(words, j):
+                bound.add(j)
+    return bool(bound and inside) and not bound & inside
 
 
 # A kinship word made of two relations: pages say each step ("the son of Y", "married Z"), seldom the whole

@@ -271,7 +271,7 @@ def constraint_words(text: str) -> list[str]:
     raw = re.findall(r"[A-Za-z0-9][\w.'’-]*", text)
     out: list[str] = []
     for i, word in enumerate(raw):
-        word = re.sub(r"['’]s$", "", word).rstrip(".")
+        word = re.sub(r"['’][sS]$", "", word).rstrip(".")
         low = word.lower()
         # a lone capital after a word is a variant's letter ("rev C", "Plan B"), not the article "A" or "I"
         letter = len(word) == 1 and word.isupper() and i > 0 and word not in {"A", "I"}
@@ -298,16 +298,31 @@ def comparison_sides(question: str, entities: list[str]) -> list[str]:
     # known names first; then runs of capitalised words and codes ("the Starter and Pro plans", "Fen 5 versus
     # Fen 7 Cargo"); then capitalised phrases that may hold "of"/"and" ("Bank of Leeds")
     capitalised = [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
-    for names in (entities, name_spans_in(question), capitalised):
+    for known, names in ((True, entities), (False, name_spans_in(question)), (False, capitalised)):
         spans = name_spans(question, names)
         sides: list[str] = []
-        for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
+        for (s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
             between = question[e1:s2]
             if _JOINER.match(between) or _LOOSE_JOINER.match(between):
-                sides += [n for n in (n1, n2) if n not in sides]
+                first = n1 if known or sides else _whole_title(question, s1, e1)
+                sides += [n for n in (first, n2) if n not in sides]
         if len(sides) >= 2:
             return sides[:4]
     return []
+
+
+_TITLE_WORD = re.compile(r"^\W*(?:[A-Z0-9]|$)")
+
+
+def _whole_title(question: str, start: int, end: int) -> str:
+    """A side read as a run of capitalised words, with the capitalised words before it that the run broke off
+    at a colon or an apostrophe ("Woman By Woman: New Hope For The Villages Of India", "Return To Nuke 'Em
+    High"), back to the comma that ends the question's own clause."""
+    before = question[:start]
+    lead = before[before.rfind(", ") + 2 :] if ", " in before else ""
+    if lead.strip() and all(_TITLE_WORD.match(word) for word in lead.split()):
+        return f"{lead}{question[start:end]}".strip()
+    return question[start:end]
 
 
 def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]]:

@@ -22,6 +22,7 @@ from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
 from graph_flows.reading import (
     ADDRESS_KINDS,
     LIFE_EVENTS,
+    NATIONALITY_WORDS,
     QUANTITY_KINDS,
     TYPE_NOUNS,
     TYPED_KINDS,
@@ -37,6 +38,8 @@ from graph_flows.reading import (
     only_a_year,
     precise_date,
     replaced_names,
+    role_filled_by_another,
+    says_nationality,
     shows_type,
     states_duration,
     stem,
@@ -667,7 +670,11 @@ def best_chain_for(
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
-        reading = answering_reading(readings, chain, weights, total, kind) if hop else readings[eid]
+        # "what nationality is X's husband": said of the person a hop reaches, never of X
+        of_another = hop and chain[-1] not in entity_roots
+        reading = (
+            answering_reading(readings, chain, weights, total, kind, of_another) if hop else readings[eid]
+        )
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
@@ -702,7 +709,10 @@ def best_chain_for(
             missing = [
                 t
                 for t, v in relation.items()
-                if v >= w.INFORMATIVE * top and t not in found and not shows_type(reading.best, t)
+                if v >= w.INFORMATIVE * top
+                and t not in found
+                and not shows_type(reading.best, t)
+                and not (of_another and t in NATIONALITY_WORDS and says_nationality(reading.best))
             ]
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
@@ -792,6 +802,10 @@ def best_chain_for(
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
+        if relation and any(
+            _gives_role_to_another(by_id[link], by_id[nxt], relation) for link, nxt in pairwise(chain)
+        ):
+            coverage = min(coverage, w.ESTABLISHED - 0.05)
         if steps and not _takes_steps(chain, steps, by_id, entity_roots):
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
@@ -844,8 +858,21 @@ def row_values(text: str) -> str:
     return UNIT_SEPARATOR.join(cell.partition(": ")[2] or cell for cell in text.split(UNIT_SEPARATOR))
 
 
+def nationality_unit(parts: Sequence[Evidence]) -> tuple[str, str] | None:
+    """The first unit of the passages saying what country their person is from ("a Swedish film director"),
+    with its passage's id."""
+    return next(
+        ((u.text, e["id"]) for e in parts for u in readable_units(e) if says_nationality(u.text)), None
+    )
+
+
 def answering_reading(
-    readings: dict[str, Reading], chain: list[str], weights: dict[str, float], total: float, kind: str
+    readings: dict[str, Reading],
+    chain: list[str],
+    weights: dict[str, float],
+    total: float,
+    kind: str,
+    of_another: bool = True,
 ) -> Reading:
     """After a hop the last passage answers what the earlier links leave unsaid: its unit is read against the
     rest of the question ("the motors whose late delivery held up Android 4.2" is the bridge's; "which company
@@ -856,8 +883,18 @@ def answering_reading(
     if not rest:
         return last
     onward = read(last.evidence, rest, total, kind)
-    # an address the rest asks for ("who do I email") is said by a unit showing one
-    shown = frozenset(t for t in rest if TYPE_NOUNS.get(t) in ADDRESS_KINDS and shows_type(onward.best, t))
+    nationality = of_another and bool(rest.keys() & NATIONALITY_WORDS)
+    if not onward.covered and nationality:
+        # "what nationality is the director": the person's page says it by an adjective ("a Swedish director")
+        said = nationality_unit([last.evidence])
+        onward = replace(onward, best=said[0]) if said else onward
+    # an address the rest asks for ("who do I email") is said by a unit showing one; a nationality by its word
+    shown = frozenset(
+        t
+        for t in rest
+        if (TYPE_NOUNS.get(t) in ADDRESS_KINDS and shows_type(onward.best, t))
+        or (nationality and t in NATIONALITY_WORDS and says_nationality(onward.best))
+    )
     if onward.coverage <= 0 and not shown:
         return last
     covered = onward.covered | shown
@@ -982,6 +1019,18 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
             if any(nxt["doc_id"] in lexicon.resolve(name) for name in lexicon.names_in(unit.text)):
                 return unit.text
     return None
+
+
+def _gives_role_to_another(e: Evidence, nxt: Evidence, relation: Mapping[str, float]) -> bool:
+    """The link names the next passage's subject, but gives the asked role to someone else ("directed by
+    Lasse Hallström and written by W. Bruce Cameron": Cameron is not the director): a hop to the wrong name."""
+    unit = bridge_unit(e, nxt)
+    if unit is None:
+        return False
+    names = [n for n in (nxt["title"], short_name(nxt["title"])) if n]
+    own = term_set(e["title"])  # "Woman by Woman: ...": a word of the page's own name is no role
+    roles = frozenset(t for t in relation if not holds(own, t))
+    return all(role_filled_by_another(unit, name, roles) for name in names)
 
 
 def _takes_steps(

@@ -24,6 +24,9 @@ from graph_flows.reading import (
     precise_date,
     question_terms,
     raises_a_question,
+    role_filled_by_another,
+    says_nationality,
+    sentences,
     shows_type,
     stem,
     term_set,
@@ -256,6 +259,14 @@ def test_a_full_question_is_not_a_followup() -> None:
         ("how much heavier is the Kite 4's frame than the Kite 2's?", [], ["Kite 4", "Kite 2"]),
         ("Kite 2 versus Kite 4 Max: which one goes further?", [], ["Kite 2", "Kite 4 Max"]),
         ("how fast do Bronze partners get a reply compared with Platinum ones?", [], ["Bronze", "Platinum"]),
+        # a title the capitalised run breaks at a colon or an apostrophe is read whole, back to the clause
+        (
+            "Which film came out first, Wind Over Rye: A Harvest Story or Still Water?",
+            [],
+            ["Wind Over Rye: A Harvest Story", "Still Water"],
+        ),
+        ("Which film is older, Go Tell 'Em Sam or Still Water?", [], ["Go Tell 'Em Sam", "Still Water"]),
+        ("which is lighter, the Kite 3, Kite 4 or Kite 5?", [], ["Kite 4", "Kite 5"]),  # a list stays apart
     ],
 )
 def test_comparison_sides(question: str, names: list[str], sides: list[str]) -> None:
@@ -1462,6 +1473,82 @@ def test_a_kinship_chain_goes_up_one_step_per_page(question: str) -> None:
 def test_a_child_is_told_from_a_parent() -> None:
     assert child_of("Bo Vale was the eldest son of Ines Vale.", "Ines Vale")
     assert not child_of("Ines Vale was the daughter of Tor Vale.", "Ines Vale")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "Quiet Harbour was written by W. Bruce Vale. It ran for a year.",
+            ["Quiet Harbour was written by W. Bruce Vale.", "It ran for a year."],
+        ),
+        ("Tor Vale (c. 1179 – 1236) was a shipwright.", ["Tor Vale (c. 1179 – 1236) was a shipwright."]),
+        ("Call Dr. Brenn first. Then log it.", ["Call Dr. Brenn first.", "Then log it."]),
+    ],
+)
+def test_a_sentence_ends_at_no_initial_or_abbreviation(text: str, said: list[str]) -> None:
+    assert sentences(text) == said
+
+
+@pytest.mark.parametrize(
+    ("name", "another"),
+    [
+        ("Ola Brenn", False),  # the first name after "directed"
+        ("Ines Vale", True),  # named, but as the writer
+        ("Tor Vale", False),  # not named at all: the sentence says nothing about him
+    ],
+)
+def test_a_role_word_binds_the_name_after_it(name: str, another: bool) -> None:
+    text = "Quiet Harbour is a 1998 Danish drama film directed by Ola Brenn and written by Ines Vale."
+    assert role_filled_by_another(text, name, {"direct"}) is another
+    # an adjective before what someone is does not fill the role: the name after it does
+    assert not role_filled_by_another("a song by Danish singer Ola Brenn", "Ola Brenn", {"song"})
+    # a role word owning something else names no one in it
+    said = "Bo Vale, son of skier Tor Vale, went to his father's school, Lund College."
+    assert not role_filled_by_another(said, "Tor Vale", {"father"})
+    # a role word that is part of the name names it ("the Robot Service Log" for "which robot")
+    assert not role_filled_by_another(
+        "Intervals are on the Robot Service Log.", "Robot Service Log", {"robot"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "says"),
+    [
+        ("Ola Brenn (born 1950) is a Norwegian film director.", True),
+        ("She was an Austrian- American composer.", True),
+        ("He was the son of Brian and Ola.", False),  # a first name is no nationality
+        ("Ola Brenn (born 1950) directs films.", False),
+    ],
+)
+def test_a_nationality_is_said_by_its_adjective(sentence: str, says: bool) -> None:
+    assert says_nationality(sentence) is says
+
+
+HARBOUR = {
+    "Quiet Harbour": "Quiet Harbour is a 1998 Danish drama film directed by Ola Brenn and written by Ines Vale.",
+    "Ines Vale": "Ines Vale (born 1960) is a Swedish screenwriter.",
+    "Ola Brenn": "Ola Brenn (born 1950) is a Norwegian film director. He lives in Bergen.",
+}
+
+
+def test_a_nationality_is_read_where_the_hop_to_the_person_leads() -> None:
+    # pages found by their names, not by a hop; the film's own "Danish" is the film's
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(HARBOUR.items(), 1)
+    ]
+    lexicon = _Seen(list(HARBOUR))
+    question = "What nationality is the director of film Quiet Harbour?"
+    proposal = plan(question, [], lexicon).__dict__
+    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    assert found == {"a1": ["E1", "E3"]}  # to the director, not to the writer
+    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
+    assert "Norwegian" in said
+
+
+def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None:
+    assert constraint_words("Who directed A Dog'S Purpose (Film)?") == ["dog", "purpose", "film"]
 
 
 KILN_CHECKS = {
