@@ -123,6 +123,12 @@ _DERIVATIONS = {
     "given": "give",
     "built": "build",
     "brought": "bring",
+    # a spouse is said as the wife, the husband or the marriage ("his wife, actress Maureen O'Sullivan")
+    "wife": "spous",
+    "wive": "spous",
+    "husband": "spous",
+    "marri": "spous",
+    "marriag": "spous",
     # a unit of measure and its symbol ("how many kilos": "600 kg")
     "kilo": "kg",
     "kilogram": "kg",
@@ -274,8 +280,10 @@ def says_nationality(sentence: str) -> bool:
 
 
 _WORD = re.compile(r"[\w'’.-]+|[,;:()]")
-_BREAKS = frozenset([",", ";", ":", "(", ")", "and", "or", "but", "while", "with"])
-_BINDING_REACH = 6  # words from a role word ("directed", "composer") to the name that fills it
+# the next clause names the next role ("directed by A and written by B"); a comma may open an apposition
+# ("married to Polish Nobel laureate, Wisława Szymborska")
+_BREAKS = frozenset([";", ":", "(", ")", "and", "or", "but", "while", "with", "featuring", "starring"])
+_BINDING_REACH = 8  # words from a role word ("directed", "composer") to the name that fills it
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
@@ -288,7 +296,7 @@ def _describes(words: list[str], j: int) -> bool:
 def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str]) -> bool:
     """Whether a sentence gives the asked role to someone other than `name`: in "directed by Lasse Hallström
     and written by W. Bruce Cameron" the director is named right after "directed", up to the next "and" or
-    comma, and Cameron is not it. A sentence naming nobody that way says nothing either way."""
+    "<verb>ed by", and Cameron is not it. A sentence naming nobody that way says nothing either way."""
     words = _WORD.findall(text)
     low = [normalise(wd) for wd in words]
     wanted = normalise(name).split()
@@ -301,8 +309,8 @@ def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str
         if not any(holds(frozenset([stem(part)]), role) for part in word.split("-") for role in roles):
             continue
         for j in range(i + 1, min(len(words), i + 1 + _BINDING_REACH)):
-            if words[j] in _BREAKS:
-                break  # the next clause names the next role
+            if words[j].lower() in _BREAKS or (low[j].endswith("ed") and low[j + 1 : j + 2] == ["by"]):
+                break  # the next clause names the next role ("... produced by")
             if words[j][:1].isupper() and low[j] not in STOPWORDS and not _describes(words, j):
                 bound.add(j)
     return bool(bound and inside) and not bound & inside

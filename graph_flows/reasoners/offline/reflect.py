@@ -668,6 +668,8 @@ def best_chain_for(
     for eid, chain, by_name in candidates:
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
+        if len(chain) > 1 and chain[-1] in entity_roots and chain[0] not in entity_roots:
+            continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
         # "what nationality is X's husband": said of the person a hop reaches, never of X

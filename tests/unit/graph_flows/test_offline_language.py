@@ -1510,6 +1510,10 @@ def test_a_role_word_binds_the_name_after_it(name: str, another: bool) -> None:
     assert not role_filled_by_another(
         "Intervals are on the Robot Service Log.", "Robot Service Log", {"robot"}
     )
+    # the next role's marker ends the name's place; a comma may open an apposition that names it
+    featuring = "a song by Danish singer Ola Brenn featuring Ines Vale"
+    assert role_filled_by_another(featuring, "Ines Vale", {"song"})
+    assert not role_filled_by_another("He married Danish Nobel laureate, Ines Vale.", "Ines Vale", {"spous"})
 
 
 @pytest.mark.parametrize(
@@ -1549,6 +1553,30 @@ def test_a_nationality_is_read_where_the_hop_to_the_person_leads() -> None:
 
 def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None:
     assert constraint_words("Who directed A Dog'S Purpose (Film)?") == ["dog", "purpose", "film"]
+
+
+@pytest.mark.parametrize("word", ["wife", "husband", "married", "marriage", "wives"])
+def test_a_spouse_is_said_as_a_wife_a_husband_or_a_marriage(word: str) -> None:
+    assert stem(word) == stem("spouse")
+
+
+SEIGNE_FAMILY = {
+    "Mara Seigne": "Mara Seigne (born 1968) is a French actress, the sister of Ines Seigne.",
+    "Ines Seigne": "Ines Seigne (born 1966) is a French actress. She is married to the director Ola Brenn.",
+    "Ola Brenn": "Ola Brenn (born 1933 in Bergen) is a film director.",
+}
+
+
+def test_the_named_ones_page_is_where_a_chain_starts_not_where_it_ends() -> None:
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(SEIGNE_FAMILY.items(), 1)
+    ]
+    lexicon = _Seen(list(SEIGNE_FAMILY))
+    proposal = plan("Where was the husband of Ines Seigne born?", [], lexicon).__dict__
+    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    # her sister's page names her, but her own page names her husband, whose page says where he was born
+    assert found == {"a1": ["E2", "E3"]}
 
 
 KILN_CHECKS = {
