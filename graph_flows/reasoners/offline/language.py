@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
-from connectors.text import STOPWORDS, normalise, tokens
+from connectors.text import STOPWORDS, fold, normalise, tokens
 from graph_flows.reading import DIMENSIONS, MONTHS, TYPE_NOUNS, question_terms, stem, terms
 from graph_flows.reasoners.base import Lexicon
 
@@ -272,7 +272,7 @@ def constraint_words(text: str) -> list[str]:
     out: list[str] = []
     for i, word in enumerate(raw):
         word = re.sub(r"['’][sS]$", "", word).rstrip(".")
-        low = word.lower()
+        low = fold(word)  # "König" is written "konig" where text is read
         # a lone capital after a word is a variant's letter ("rev C", "Plan B"), not the article "A" or "I"
         letter = len(word) == 1 and word.isupper() and i > 0 and word not in {"A", "I"}
         # a model number after a capitalised name ("the Fen 7 Cargo", "a Pixel 8"): the name and the number

@@ -1555,6 +1555,13 @@ def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None
     assert constraint_words("Who directed A Dog'S Purpose (Film)?") == ["dog", "purpose", "film"]
 
 
+def test_a_name_is_insisted_on_as_text_is_read_without_accents() -> None:
+    assert constraint_words("Who directed Der König Von Kreuzberg?") == ["der", "konig", "von", "kreuzberg"]
+    assert mentions_all(
+        constraint_words("Where was Bigas Luna of Volavérunt born?"), ["Volaverunt by Bigas Luna"]
+    )
+
+
 @pytest.mark.parametrize("word", ["wife", "husband", "married", "marriage", "wives"])
 def test_a_spouse_is_said_as_a_wife_a_husband_or_a_marriage(word: str) -> None:
     assert stem(word) == stem("spouse")
