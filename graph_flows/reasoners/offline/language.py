@@ -24,8 +24,10 @@ COMPARISON = re.compile(
     re.I,
 )
 QUOTED = re.compile(r"[\"“]([^\"”]{3,80})[\"”]")
+# a capital letter, accented ones too ("Émile", "Åke", "Şehzade"): `re` has no \p{Lu}
+CAPITAL = "A-Z" + "".join(chr(c) for c in range(0xC0, 0x250) if chr(c).isupper())
 _CAPITALISED = re.compile(
-    r"(?<!^)(?<![.?!]\s)\b([A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|von|van)\b|[A-Z][\w'-]*))*)"
+    rf"(?<!^)(?<![.?!]\s)\b([{CAPITAL}][\w'-]*(?:\s+(?:(?:of|the|and|de|von|van)\b|[{CAPITAL}][\w'-]*))*)"
 )
 _JOINER = re.compile(
     r"^\W*(?:\w+\s+){0,2}?(?:or|and|vs\.?|versus|&|compared? (?:to|with)|differs? from|than)\W*"
@@ -187,7 +189,7 @@ def _swap_code(previous: str, followup: str, asked: Sequence[str]) -> str | None
     return None
 
 
-_NAME_WORD = r"(?<![\w'’])(?:[a-z]?[A-Z][\w'’&-]*|\d[\w.]*)"  # "Fen", "P3", "4.2", "iOS"
+_NAME_WORD = rf"(?<![\w'’])(?:[a-z]?[{CAPITAL}][\w'’&-]*|\d[\w.]*)"  # "Fen", "P3", "4.2", "iOS"
 
 
 def name_spans_in(text: str) -> list[str]:
@@ -268,7 +270,7 @@ def constraint_words(text: str) -> list[str]:
     """Names and codes a question insists on ("Pro", "Lisbon", "P3", "4.2"): capitalised words that are not
     the sentence's first word nor scaffolding, and codes mixing letters and digits. An answer that never
     mentions them answers something else (a sibling product's row, a neighbouring city)."""
-    raw = re.findall(r"[A-Za-z0-9][\w.'’-]*", text)
+    raw = re.findall(r"[^\W_][\w.'’-]*", text)  # a word may open with an accent ("Ælfwine")
     out: list[str] = []
     for i, word in enumerate(raw):
         word = re.sub(r"['’][sS]$", "", word).rstrip(".")
@@ -527,7 +529,7 @@ def asked_head(question: str) -> list[str]:
 
 
 _QUALIFIER = re.compile(
-    r"\b(?:in|at|during)\s+((?:[A-Z][\w'’-]+)(?:\s+[A-Z][\w'’-]+)*)|\b(?:in|during|of|by)\s+((?:1[5-9]|20)\d\d)\b"
+    rf"\b(?:in|at|during)\s+((?:[{CAPITAL}][\w'’-]+)(?:\s+[{CAPITAL}][\w'’-]+)*)|\b(?:in|during|of|by)\s+((?:1[5-9]|20)\d\d)\b"
 )
 
 

@@ -267,6 +267,7 @@ def test_a_full_question_is_not_a_followup() -> None:
         ),
         ("Which film is older, Go Tell 'Em Sam or Still Water?", [], ["Go Tell 'Em Sam", "Still Water"]),
         ("which is lighter, the Kite 3, Kite 4 or Kite 5?", [], ["Kite 4", "Kite 5"]),  # a list stays apart
+        ("Who was born first, Émile Brenn or Åke Vale?", [], ["Émile Brenn", "Åke Vale"]),  # accented capitals
     ],
 )
 def test_comparison_sides(question: str, names: list[str], sides: list[str]) -> None:
@@ -1557,6 +1558,7 @@ def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None
 
 def test_a_name_is_insisted_on_as_text_is_read_without_accents() -> None:
     assert constraint_words("Who directed Der König Von Kreuzberg?") == ["der", "konig", "von", "kreuzberg"]
+    assert constraint_words("Where is Ælfwine Vale buried?") == ["ælfwine", "vale"]
     assert mentions_all(
         constraint_words("Where was Bigas Luna of Volavérunt born?"), ["Volaverunt by Bigas Luna"]
     )
