@@ -149,6 +149,7 @@ _DERIVATIONS = {
 }
 
 
+_ONLY_AS_STEM = frozenset(["di"])  # what "died" stems to, and a word of its own in names
 _ORDINAL = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)$")
 
 
@@ -157,6 +158,8 @@ def stem(word: str) -> str:
     if ordinal := _ORDINAL.match(word):
         return ordinal.group(1)  # "the 27th" is the day "27"
     base = _STEMMER.stem(word)
+    if word in _ONLY_AS_STEM:
+        return base  # "Gennaro di Savoia": the particle, not "died"
     return _DERIVATIONS.get(word, _DERIVATIONS.get(base, base))
 
 
@@ -337,6 +340,20 @@ def kin_steps(question: str) -> tuple[str, tuple[str, ...]] | None:
     grandfather": X's father's father), if it asks for one."""
     m = _KIN.search(question)
     return (m.group(1), _KIN_STEPS[m.group(1)]) if m else None
+
+
+_RELATIVES = "father|mother|husband|wife|spouse|son|daughter|brother|sister"
+# "X's father", "the mother of X": a relative of someone named (not "the spouse of the director", not an in-law)
+_RELATIVE_OF_NAME = re.compile(
+    rf"[\w.)]['’]s\s+({_RELATIVES})\b(?!-)|\b(?i:the)\s+({_RELATIVES})\s+of\s+(?=[A-Z])"
+)
+
+
+def relative_asked(question: str) -> str | None:
+    """The relative of someone named that a question asks about ("where did X's father die": "father"): their
+    page answers, reached from the named one's page, which names them."""
+    m = _RELATIVE_OF_NAME.search(question)
+    return (m.group(1) or m.group(2)) if m and kin_steps(question) is None else None
 
 
 _ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")

@@ -102,7 +102,7 @@ def compose(
                 bridge = bridge_unit(e, nxt, lexicon)
                 if bridge:
                     say(bridge, eid, aspect["id"])
-                    bridged |= term_set(bridge) | term_set(e["title"])
+                    bridged |= terms_for(bridge, kind) | term_set(e["title"])  # a life span says no place
                 continue
             if kind == "list":
                 listed = list_answer(e, aspect, weights, question, lexicon, evidence)

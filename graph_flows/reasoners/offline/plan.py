@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from connectors.text import TICKET_KEY, dedupe
-from graph_flows.reading import answer_type, kin_steps, question_terms, terms
+from graph_flows.reading import answer_type, kin_steps, question_terms, relative_asked, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
@@ -48,7 +48,10 @@ def _by_steps(aspect: Aspect) -> Aspect:
     word, and one hop per step (X's page names the father; the father's page names his)."""
     kin = kin_steps(aspect["text"])
     if kin is None:
-        return aspect
+        relative = relative_asked(aspect["text"])
+        # "who is X's father" is answered on X's page; "where did X's father die" on the father's
+        asks_of_them = relative and answer_type(aspect["text"]) != "person"
+        return {**aspect, "of_relative": relative} if asks_of_them else aspect  # type: ignore[typeddict-item]
     word, steps = kin
     composed = set(terms(word))
     kept = [t for t in aspect["terms"] if t not in composed]

@@ -189,6 +189,7 @@ def reflect(
             asked_class(asked),
             called,
             aspect.get("steps", []),
+            aspect.get("of_relative"),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -640,6 +641,7 @@ def best_chain_for(
     member_class: str | None = None,
     called: Mapping[str, Sequence[str]] | None = None,
     steps: Sequence[str] = (),
+    of_relative: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -810,6 +812,12 @@ def best_chain_for(
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if steps and not _takes_steps(chain, steps, by_id, entity_roots):
             coverage = min(coverage, w.ESTABLISHED - 0.05)
+        if of_relative and not (
+            len(chain) > 1 and _takes_steps(chain[:2], [of_relative], by_id, entity_roots)
+        ):
+            coverage = min(
+                coverage, w.ESTABLISHED - 0.05
+            )  # the relative's own page answers, reached from X's
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):

@@ -24,6 +24,7 @@ from graph_flows.reading import (
     precise_date,
     question_terms,
     raises_a_question,
+    relative_asked,
     role_filled_by_another,
     says_nationality,
     sentences,
@@ -267,7 +268,11 @@ def test_a_full_question_is_not_a_followup() -> None:
         ),
         ("Which film is older, Go Tell 'Em Sam or Still Water?", [], ["Go Tell 'Em Sam", "Still Water"]),
         ("which is lighter, the Kite 3, Kite 4 or Kite 5?", [], ["Kite 4", "Kite 5"]),  # a list stays apart
-        ("Who was born first, Émile Brenn or Åke Vale?", [], ["Émile Brenn", "Åke Vale"]),  # accented capitals
+        (
+            "Who was born first, Émile Brenn or Åke Vale?",
+            [],
+            ["Émile Brenn", "Åke Vale"],
+        ),  # accented capitals
     ],
 )
 def test_comparison_sides(question: str, names: list[str], sides: list[str]) -> None:
@@ -1586,6 +1591,51 @@ def test_the_named_ones_page_is_where_a_chain_starts_not_where_it_ends() -> None
     found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
     # her sister's page names her, but her own page names her husband, whose page says where he was born
     assert found == {"a1": ["E2", "E3"]}
+
+
+def test_the_particle_di_is_no_death() -> None:
+    assert "death" not in terms_for("Tor Vale (Gennaro di Savoia) was a king.", "date")
+    assert "death" in terms_for("Tor Vale died in Bergen.", "place")
+
+
+@pytest.mark.parametrize(
+    ("question", "relative"),
+    [
+        ("Where did Ines Vale's father die?", "father"),
+        ("Where was the mother of Tor Vale born?", "mother"),
+        ("What nationality is Ines Vale's husband?", "husband"),
+        ("Who is the spouse of the director of film Quiet Harbour?", None),  # a role's spouse, not a name's
+        ("Who is Ines Vale's father-in-law?", None),  # an in-law is two steps
+        ("Who is Ines Vale's paternal grandfather?", None),
+    ],
+)
+def test_a_relative_of_someone_named_is_read(question: str, relative: str | None) -> None:
+    assert relative_asked(question) == relative
+
+
+RELATIVES = {
+    "Edla Vale": "Edla Vale (1893–1943) was the only child of Tor Vale. She died of a fever in Lund, with her "
+    "father at her side.",
+    "Tor Vale": "Tor Vale (1863–1947) was a shipwright. He died in Bergen.",
+}
+
+
+def test_where_a_relative_died_is_read_on_the_relatives_page() -> None:
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(RELATIVES.items(), 1)
+    ]
+    lexicon = _Seen(list(RELATIVES))
+    proposal = plan("Where did Edla Vale's father die?", [], lexicon).__dict__
+    assert proposal["aspects"][0].get("of_relative") == "father"
+    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    # her page says she died with her father at her side; his page says where he died
+    assert found == {"a1": ["E1", "E2"]}
+    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
+    assert "Bergen" in said and "Lund" not in said
+    # without his page, hers does not answer
+    found = reflect(proposal, evidence[:1], lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    assert found == {}
 
 
 KILN_CHECKS = {
