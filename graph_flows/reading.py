@@ -173,17 +173,27 @@ def term_set(text: str) -> frozenset[str]:
     """Cached: the reasoner reads the same sentences against every aspect, every round. A life span after a
     name ("Guiomar Novaes (February 28, 1895 - March 7, 1979)") says a birth and a death."""
     found = frozenset(terms(text)) | {stem(word) for word in also_said(text)}
-    return found | LIFESPAN_SAYS if _LIFESPAN.search(text) else found
+    return found | LIFESPAN_SAYS if _life_span(text) else found
 
 
 def terms_for(text: str, kind: str) -> frozenset[str]:
     """A text's terms as a question of this kind reads them: a life span says when someone was born and died,
     not where or why ("where did he die" is not answered by "Jerry Gray (July 3, 1915 - August 10, 1976)")."""
     found = term_set(text)
-    span = _LIFESPAN.search(text) if kind in _NOT_SAID_BY_DATES else None
+    span = _life_span(text) if kind in _NOT_SAID_BY_DATES else None
     if span is None or (kind == "place" and _PLACE_IN_SPAN.search(span.group(0))):
         return found  # "(22 September 1869, Évreux – 9 December 1925, Paris)" says where, too
     return found - (LIFESPAN_SAYS - frozenset(terms(text)))
+
+
+# "(March 25, 1942August 16, 2018)", "(17 September 190030 April 1985)": a span whose dash was lost, the year
+# run into the next date
+_GLUED_YEAR = re.compile(rf"(?<!\d)((?:1[0-9]|20)\d\d)(?=(?:[0-3]?\d\s+)?(?i:{'|'.join(MONTHS)})\b)")
+
+
+def _life_span(text: str) -> re.Match[str] | None:
+    """The life span after a name, read with a lost dash put back."""
+    return _LIFESPAN.search(_GLUED_YEAR.sub(r"\1 – ", text))
 
 
 _SPAN_END = re.compile(
@@ -196,7 +206,7 @@ _SPAN_END = re.compile(
 def lifetime(text: str) -> str | None:
     """How long someone lived, from the life span after their name ("(13 May 1923 – 27 December 2009)": "86
     years"): what "who lived longer" compares. Whole years, a birthday not yet reached that year counted."""
-    span = _LIFESPAN.search(text)
+    span = _life_span(text)
     if span is None:
         return None
     inside = span.group(0)[span.group(0).index("(") + 1 : -1]
@@ -216,7 +226,7 @@ def lifetime(text: str) -> str | None:
 def life_year(text: str, event: str) -> str | None:
     """The year of a birth or a death a text states: from the life span after a name ("(1895 – 1979)": 1895
     born, 1979 died), or from "born ... 1959", "died ... 1924"."""
-    span = _LIFESPAN.search(text)
+    span = _life_span(text)
     if span is not None:
         years = re.findall(_LIFE_YEAR, span.group(0))
         return years[0] if event == "birth" else years[-1]

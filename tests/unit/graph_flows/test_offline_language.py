@@ -1713,6 +1713,10 @@ def test_the_year_of_a_birth_or_a_death() -> None:
     assert life_year("Ola Brenn was born in Bergen in 1931 and died in 1999.", "death") == "1999"
     assert life_year("Ola Brenn (born 4 May 1931) is a singer.", "death") is None
     assert life_year("Vuk (Cyrillic: Вук; 1317–1359) was a magnate.", "death") == "1359"  # a medieval life
+    # a span whose dash was lost in the text: the year runs into the next date
+    glued = "Ines Vale (17 September 190030 April 1985) was a painter."
+    assert (life_year(glued, "birth"), life_year(glued, "death")) == ("1900", "1985")
+    assert lifetime("Ola Brenn (March 25, 1942August 16, 2018) was a singer.") == "76 years"
 
 
 def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
