@@ -260,6 +260,7 @@ _CONVERSES = [
     ),
     (re.compile(r"\b(?:fathers?|mothers?|parents?)\s+of\b", re.I), ("child", "son", "daughter")),
     (re.compile(r"\bmarried\b|\b(?:wife|husband|widow|widower)\s+of\b", re.I), ("spouse", "wife", "husband")),
+    (re.compile(r"\b(?:brothers?|sisters?|siblings?)\s+of\b", re.I), ("brother", "sister", "sibling")),
     (re.compile(r"\breports?\s+to\b", re.I), ("manager",)),
 ]
 
@@ -340,9 +341,15 @@ _KIN_STEPS = {
     "mother-in-law": ("spouse", "mother"),
     "stepmother": ("father", "spouse"),
     "stepfather": ("mother", "spouse"),
+    "uncle": ("parent", "brother"),  # a parent's brother: which parent, the pages say
+    "aunt": ("parent", "sister"),
 }
 # said of someone ("X's stepmother", "the father-in-law of X"), in lower case: "The Stepmother (film)" is a title
 _KIN = re.compile(r"(?:['’]s\s+|\b(?i:the)\s+)(" + "|".join(re.escape(k) for k in _KIN_STEPS) + r")\b")
+
+
+# a step the pages may say as either relation ("his mother was Ida", "the son of Eustace II")
+STEP_SAID_AS = {"parent": ("father", "mother", "parent")}
 
 
 def kin_steps(question: str) -> tuple[str, tuple[str, ...]] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from connectors.text import TICKET_KEY, dedupe
-from graph_flows.reading import answer_type, kin_steps, question_terms, relative_asked, terms
+from graph_flows.reading import STEP_SAID_AS, answer_type, kin_steps, question_terms, relative_asked, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
@@ -55,7 +55,9 @@ def _by_steps(aspect: Aspect) -> Aspect:
     word, steps = kin
     composed = set(terms(word))
     kept = [t for t in aspect["terms"] if t not in composed]
-    return {**aspect, "terms": dedupe([*kept, *terms(" ".join(steps))]), "steps": list(steps)}
+    # a step said either way ("parent": his mother, the son of) is checked on the hop, not asked as a word
+    said = [step for step in steps if step not in STEP_SAID_AS]
+    return {**aspect, "terms": dedupe([*kept, *terms(" ".join(said))]), "steps": list(steps)}
 
 
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:

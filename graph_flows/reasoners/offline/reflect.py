@@ -24,6 +24,7 @@ from graph_flows.reading import (
     LIFE_EVENTS,
     NATIONALITY_WORDS,
     QUANTITY_KINDS,
+    STEP_SAID_AS,
     TYPE_NOUNS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
@@ -1053,7 +1054,8 @@ def _takes_steps(
         return False
     for (link, nxt), step in zip(pairwise(chain), steps, strict=False):
         said = bridge_unit(by_id[link], by_id[nxt]) or ""
-        if not holds(term_set(said) | converses(said), stem(step)) or child_of(
+        held = term_set(said) | converses(said)
+        if not any(holds(held, stem(word)) for word in STEP_SAID_AS.get(step, (step,))) or child_of(
             by_id[nxt]["text"], by_id[link]["title"]
         ):
             return False

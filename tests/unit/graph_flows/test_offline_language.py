@@ -1438,6 +1438,7 @@ def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: boo
         ("Who is Ines Vale's paternal grandmother?", ("father", "mother")),
         ("who is the father-in-law of the glassblower?", ("spouse", "father")),
         ("Who is Tor Vale's maternal grandfather?", ("mother", "father")),
+        ("Who is the uncle of Bo Vale?", ("parent", "brother")),  # a parent's brother, either parent
         ("Who is Tor Vale's father?", None),  # one step: no hop beyond the father's own mention
         ("When was the director of film The Stepmother (1972 Film) born?", None),  # a title, not a relation
     ],
@@ -1474,6 +1475,22 @@ def test_a_kinship_chain_goes_up_one_step_per_page(question: str) -> None:
         assert found == {"a1": ["E1", "E2"]} and "Ivar Vale" in said
     else:
         assert "Ines Vale" in said  # a plain relation is still read from the one page
+
+
+def test_an_uncle_is_a_parents_brother_whichever_parent_the_page_names() -> None:
+    family = {
+        "Bo Vale": "Bo Vale (1925–1990) was a fisherman. His mother was Ines Vale.",
+        "Ines Vale": "Ines Vale (1901–1977) was a painter. She was the younger sister of Ivo Vale.",
+    }
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(family.items(), 1)
+    ]
+    lexicon = _Seen(list(family))
+    proposal = plan("Who is Bo Vale's uncle?", [], lexicon).__dict__
+    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
+    assert found == {"a1": ["E1", "E2"]} and "Ivo Vale" in said
 
 
 def test_a_child_is_told_from_a_parent() -> None:
