@@ -612,7 +612,12 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
         if numbered := _NUMBERED.fullmatch(word):  # "fen-7": "Fen 7" or "FEN-7", never "Fen 3"
             name, number = numbered.groups()
             return any(re.search(rf"\b{name}[\s-]?{number}\b", text, re.I) for text in texts)
-        return word in found or stem(word) in stems or any(part in found for part in word.split("-"))
+        # "d'evreux" is read as "d" and "evreux", "fen-7" as "fen" and "7" (a closing "grocers'" stays whole)
+        return (
+            word in found
+            or stem(word) in stems
+            or any(part in found for part in re.split(r"-|(?<=\w)['’](?=\w)", word))
+        )
 
     return all(mentioned(word) for word in words)
 

@@ -1581,6 +1581,8 @@ def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None
 def test_a_name_is_insisted_on_as_text_is_read_without_accents() -> None:
     assert constraint_words("Who directed Der König Von Kreuzberg?") == ["der", "konig", "von", "kreuzberg"]
     assert constraint_words("Where is Ælfwine Vale buried?") == ["ælfwine", "vale"]
+    # an apostrophe inside a name splits it where text is read ("d'Évreux": "d", "evreux")
+    assert mentions_all(constraint_words("Who was Tor d'Évreux's father?"), ["Tor d'Évreux (1305 – 1336)"])
     assert mentions_all(
         constraint_words("Where was Bigas Luna of Volavérunt born?"), ["Volaverunt by Bigas Luna"]
     )
