@@ -18,7 +18,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
-from connectors.text import TICKET_KEY, dedupe, normalise, short_name, tokens
+from connectors.text import TICKET_KEY, dedupe, fold, normalise, short_name, tokens
 from graph_flows.reading import (
     ADDRESS_KINDS,
     LIFE_EVENTS,
@@ -294,6 +294,8 @@ def by_meaning(
         return None
     if kind in TYPED_KINDS and not has_answer_shape(unit.text, kind):
         return None
+    if not names_someone_else(unit.text, kind, [*constraints, *where]):
+        return None
     if asks_duration(asked) and not states_duration(unit.text):
         return None  # "how long was it visible?" is not answered by "300 requests/min"
     if len(tokens(unit.text)) < w.STATEMENT_WORDS:
@@ -308,6 +310,16 @@ def by_meaning(
     if neighbouring_row(e, unit, _asked_of(weights, constraints), kind, readings):
         return None
     return e["id"]
+
+
+def names_someone_else(text: str, kind: str, names: Sequence[str]) -> bool:
+    """For a "who", whether a unit names someone besides the question's own names: "who is the site lead at
+    Harborview" is not answered by a sentence naming only Harborview, however close in meaning."""
+    if kind != "person":
+        return True
+    own = {fold(n).strip("'’") for n in names}
+    rest = " ".join(word for word in text.split() if fold(word).strip(".,:;()'’") not in own)
+    return has_answer_shape(rest, kind)
 
 
 def _asked_of(weights: Mapping[str, float], constraints: Sequence[str]) -> dict[str, float]:
@@ -612,12 +624,8 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
         if numbered := _NUMBERED.fullmatch(word):  # "fen-7": "Fen 7" or "FEN-7", never "Fen 3"
             name, number = numbered.groups()
             return any(re.search(rf"\b{name}[\s-]?{number}\b", text, re.I) for text in texts)
-        # "d'evreux" is read as "d" and "evreux", "fen-7" as "fen" and "7" (a closing "grocers'" stays whole)
-        return (
-            word in found
-            or stem(word) in stems
-            or any(part in found for part in re.split(r"-|(?<=\w)['’](?=\w)", word))
-        )
+        # "d'evreux" is read as "d" and "evreux", "fen-7" as "fen" and "7", "fishin'" as "fishin"
+        return word in found or stem(word) in stems or any(part in found for part in re.split(r"[-'’]", word))
 
     return all(mentioned(word) for word in words)
 
@@ -663,6 +671,7 @@ def best_chain_for(
         doc_says[doc] = doc_says.get(doc, frozenset()) | r.anywhere
         doc_units[doc] = doc_units.get(doc, frozenset()) | r.covered
     said_somewhere = frozenset().union(*doc_units.values())  # by some unit read
+    placed = {stem(word) for word in where}
     for eid in readings:
         for namer in (named_by or {}).get(eid, [])[:4]:
             # a list is asked of one document: it is not assembled from the documents it names
@@ -701,7 +710,9 @@ def best_chain_for(
         lexical_part = sum(weights[t] for t in covered) / total
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
         coverage = w.LEXICAL_SHARE * lexical_part + (1 - w.LEXICAL_SHARE) * dense_part
-        relation = {t: v for t, v in weights.items() if t not in entity_terms}
+        # the place the question picks ("at Harborview's Stockton DC") is checked where the answer is; the
+        # relation is what is asked of it ("the site lead")
+        relation = {t: v for t, v in weights.items() if t not in entity_terms and t not in placed}
         # "how do X and Y differ": each side's own page describes it; no particular relation is asked for
         describes = comparison and kind == "thing" and chain[0] in entity_roots
         if entity_terms and relation and not describes:
@@ -767,6 +778,7 @@ def best_chain_for(
                 len(chain) == 1
                 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
                 and not (member_class in unheld and member_class in said_somewhere)
+                and names_someone_else(reading.best, kind, [*constraints, *where])
                 and not neighbouring_row(
                     by_id[eid],
                     _row_of(by_id[eid], reading.best),

@@ -1583,6 +1583,7 @@ def test_a_name_is_insisted_on_as_text_is_read_without_accents() -> None:
     assert constraint_words("Where is Ælfwine Vale buried?") == ["ælfwine", "vale"]
     # an apostrophe inside a name splits it where text is read ("d'Évreux": "d", "evreux")
     assert mentions_all(constraint_words("Who was Tor d'Évreux's father?"), ["Tor d'Évreux (1305 – 1336)"])
+    assert mentions_all(constraint_words("Who sang Gone Fishin' (Song)?"), ["Gone Fishin' is a song."])
     assert mentions_all(
         constraint_words("Where was Bigas Luna of Volavérunt born?"), ["Volaverunt by Bigas Luna"]
     )
@@ -1654,6 +1655,21 @@ def test_where_a_relative_died_is_read_on_the_relatives_page() -> None:
     assert "Bergen" in said and "Lund" not in said
     # without his page, hers does not answer
     found = reflect(proposal, evidence[:1], lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    assert found == {}
+
+
+def test_who_holds_a_role_at_a_place_is_not_answered_by_a_sentence_naming_only_the_place() -> None:
+    pages = {
+        "KR-12: Oven map freezes": "Kiln Row Bakers' Leeds depot (40 ovens): the oven map freezes for a second.",
+        "Mill Sites": "Site leads are listed for each mill: Hull mill, Ola Brenn.",
+    }
+    evidence = [
+        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+        for i, (title, text) in enumerate(pages.items(), 1)
+    ]
+    lexicon = _Meaning({"oven map": 0.8})
+    proposal = _asking("who is the site lead at Kiln Row Bakers' Leeds depot?")
+    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
     assert found == {}
 
 
