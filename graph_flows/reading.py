@@ -94,6 +94,7 @@ _DERIVATIONS = {
     "writer": "write",
     "director": "direct",
     "founder": "found",
+    "establish": "found",  # "established in 1893" and "founded in 1893" say the same
     "owner": "own",
     "leader": "lead",
     "maker": "make",
@@ -186,9 +187,9 @@ def terms_for(text: str, kind: str) -> frozenset[str]:
     return found - (LIFESPAN_SAYS - frozenset(terms(text)))
 
 
-# "(March 25, 1942August 16, 2018)", "(17 September 190030 April 1985)": a span whose dash was lost, the year
-# run into the next date
-_GLUED_YEAR = re.compile(rf"(?<!\d)((?:1[0-9]|20)\d\d)(?=(?:[0-3]?\d\s+)?(?i:{'|'.join(MONTHS)})\b)")
+# "(March 25, 1942August 16, 2018)", "(December 8, 1804 October 6, 1849)": a span whose dash was lost, the
+# year run into the next date
+_GLUED_YEAR = re.compile(rf"(?<!\d)((?:1[0-9]|20)\d\d)(?=\s?(?:[0-3]?\d\s+)?(?i:{'|'.join(MONTHS)})\b)")
 
 
 def _life_span(text: str) -> re.Match[str] | None:

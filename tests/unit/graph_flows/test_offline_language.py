@@ -1594,6 +1594,10 @@ def test_a_spouse_is_said_as_a_wife_a_husband_or_a_marriage(word: str) -> None:
     assert stem(word) == stem("spouse")
 
 
+def test_what_was_established_was_founded() -> None:
+    assert stem("established") == stem("founded") == stem("founder")
+
+
 SEIGNE_FAMILY = {
     "Mara Seigne": "Mara Seigne (born 1968) is a French actress, the sister of Ines Seigne.",
     "Ines Seigne": "Ines Seigne (born 1966) is a French actress. She is married to the director Ola Brenn.",
@@ -1752,6 +1756,8 @@ def test_the_year_of_a_birth_or_a_death() -> None:
     glued = "Ines Vale (17 September 190030 April 1985) was a painter."
     assert (life_year(glued, "birth"), life_year(glued, "death")) == ("1900", "1985")
     assert lifetime("Ola Brenn (March 25, 1942August 16, 2018) was a singer.") == "76 years"
+    spaced = "Ola Brenn (Norse: Óli; December 8, 1804 October 6, 1849) was an officer."
+    assert (life_year(spaced, "birth"), life_year(spaced, "death")) == ("1804", "1849")
 
 
 def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
