@@ -436,6 +436,7 @@ def question_terms(question: str) -> list[str]:
     if _ASKS_AN_AMOUNT.search(asked):
         asked = _CAPACITY_VERB.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + "load", asked)
     asked = _HOLDING_VERB.sub(r"\1", asked)
+    asked = _CAUSING_VERB.sub(" ", asked)
     asked = _POINTER.sub(" ", asked)
     asked = _SPOKEN_NUMBER.sub(_in_digits, asked)
     if _ASKS_WHEN.match(asked):
@@ -459,6 +460,13 @@ _ASKS_AN_AMOUNT = re.compile(r"\bhow (?:much|many|heavy)\b|\b(?:more|most|less|l
 _HOLDING_VERB = re.compile(
     r"\b((?:release|version|build)s?\s+(?:will|would|does|did|do|should|could|is going to|are going to)\s+)"
     r"(?:include|contain|carry|ship|have|get|bring)s?\b",
+    re.IGNORECASE,
+)
+# "which request pushed us to keep telemetry longer": the verb says only that one thing led to the other (the
+# page says "driven by", "triggered"); the cause and the effect are what pages name
+_CAUSING_VERB = re.compile(
+    r"\b(?:push|pushed|pushes|led|leads|lead|made|makes|make|prompted|prompts|drove|drives|forced|forces)"
+    r"\s+(?:us|them|him|her)\s+to\b",
     re.IGNORECASE,
 )
 _ASKS_WHEN = re.compile(

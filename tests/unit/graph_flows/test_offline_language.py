@@ -483,6 +483,10 @@ def test_the_two_sides_of_a_comparison_never_conflict() -> None:
         ("which cart can haul more, the F5 or the F7?", ["cart", "load", "f5", "f7"]),
         ("who can carry the kiln?", ["carri", "kiln"]),
         ("does the bakery plan include ovens?", ["bakeri", "plan", "includ", "oven"]),
+        # "X pushed us to do Y" says only that X led to Y: pages say "driven by", "triggered"
+        ("which bakery's order pushed us to buy a kiln?", ["bakeri", "order", "bui", "kiln"]),
+        ("what pushed the kiln relining back?", ["push", "kiln", "relin", "back"]),
+        ("who leads the team that owns the kiln?", ["lead", "team", "own", "kiln"]),
     ],
 )
 def test_question_terms_leave_out_the_question_form(question: str, expected: list[str]) -> None:
