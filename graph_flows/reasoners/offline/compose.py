@@ -41,6 +41,7 @@ from graph_flows.reading import (
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
+    asked_class,
     asked_head,
     asks_lifetime,
     constraint_words,
@@ -160,6 +161,8 @@ def compose(
                     say(text, cited, aspect["id"])
                 if listed:
                     continue
+            if len(chain) > 1 and picked and asked_class(question):
+                picked += _naming_unit(picked, parts, aspect["entities"], lexicon)
             if not plan.get("comparison") and picked:
                 named = {t for name in aspect["entities"] for t in term_set(name)}
                 onward = named_passages(picked, evidence, lexicon)
@@ -588,6 +591,24 @@ def cover_rest(
                 best = (gain, unit, e["id"])
     gain, unit, eid = best
     return [(unit, eid)] if unit is not None and gain >= w.COVER_GAIN else []
+
+
+def _naming_unit(
+    picked: Sequence[tuple[Unit, str]], parts: Sequence[Evidence], entities: Sequence[str], lexicon: Lexicon
+) -> list[tuple[Unit, str]]:
+    """After a hop, a "which customer" is answered by a name: where the chosen units name no one the question
+    does not ("Told the customer that aggregates are available"), the passage's first unit that does ("Northwind
+    wants to export last quarter's raw telemetry") is quoted too."""
+    asked = {normalise(n) for n in entities}
+
+    def names(text: str) -> bool:
+        return any(normalise(n) not in asked for n in lexicon.names_in(text))
+
+    if any(names(unit.text) for unit, _ in picked):
+        return []
+    said = {normalise(unit.text) for unit, _ in picked}
+    found = ((u, e["id"]) for e in parts for u in readable_units(e) if normalise(u.text) not in said)
+    return [(u, eid) for u, eid in found if names(u.text)][:1]
 
 
 def corrections(picked: Sequence[tuple[Unit, str]], parts: Sequence[Evidence]) -> list[tuple[Unit, str]]:

@@ -359,7 +359,8 @@ _RELATIVE_CLAUSE = re.compile(
 
 
 # "which country are they in?", "what city is it based in?": the class the answer is a member of
-_ASKS_A_CLASS = re.compile(r"^\s*(?:and\s+|so\s+)?(?:which|what)\s+([a-z]+)\s+(?!of\b)[a-z]", re.I)
+# "which customer reported", "which customer's request": a member of the class is the answer
+_ASKS_A_CLASS = re.compile(r"^\s*(?:and\s+|so\s+)?(?:which|what)\s+([a-z]+)(?:['’]s)?\s+(?!of\b)[a-z]", re.I)
 
 
 def asked_class(question: str) -> str | None:

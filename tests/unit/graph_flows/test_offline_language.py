@@ -1681,6 +1681,24 @@ def test_who_holds_a_role_at_a_place_is_not_answered_by_a_sentence_naming_only_t
     assert found == {}
 
 
+def test_which_customer_after_a_hop_is_answered_with_a_name() -> None:
+    assert asked_class("which customer's order pushed us to buy a kiln?") == "custom"
+    kiln = _evidence(
+        "E1", "doc:KL-9", "KL-9: Buy a second kiln", "Buy a second kiln.\n\nCustomer ask behind this: KL-4."
+    )
+    ask = _evidence(
+        "E2",
+        "doc:KL-4",
+        "KL-4: Weekend bakes",
+        "Kiln Row Bakery wants weekend bakes.\n\nTold the customer that one kiln cannot take a second order.",
+    )
+    lexicon = Lexicon(["Kiln Row Bakery", "KL-4", "KL-9"])
+    proposal = _asking("which customer's order pushed us to buy a second kiln?")
+    said = compose(proposal, [kiln, ask], {"a1": ["E1", "E2"]}, lexicon).sentences  # type: ignore[arg-type]
+    # the unit closest in words names no customer; the one naming it is quoted too
+    assert any("Kiln Row Bakery" in s.text and s.cites == ["E2"] for s in said)
+
+
 KILN_CHECKS = {
     "Leeds Kiln Checks": "# Leeds Kiln Checks\n\nThe Leeds bakery logs kiln faults in Ovenwatch.\n\n## Cadence\n"
     "- Kiln walk-round on Mondays at 07:00.\n\n## Escalation\n- Call the Leeds shift lead first.",
