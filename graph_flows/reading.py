@@ -95,6 +95,9 @@ _DERIVATIONS = {
     "director": "direct",
     "founder": "found",
     "establish": "found",  # "established in 1893" and "founded in 1893" say the same
+    "kept": "keep",
+    "retent": "keep",  # "how long do we keep logs": the retention period
+    "retain": "keep",
     "owner": "own",
     "leader": "lead",
     "maker": "make",

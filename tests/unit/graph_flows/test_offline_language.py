@@ -1602,6 +1602,10 @@ def test_what_was_established_was_founded() -> None:
     assert stem("established") == stem("founded") == stem("founder")
 
 
+def test_what_is_kept_is_retained() -> None:
+    assert stem("kept") == stem("keep") == stem("retention") == stem("retained")
+
+
 SEIGNE_FAMILY = {
     "Mara Seigne": "Mara Seigne (born 1968) is a French actress, the sister of Ines Seigne.",
     "Ines Seigne": "Ines Seigne (born 1966) is a French actress. She is married to the director Ola Brenn.",
