@@ -1044,6 +1044,28 @@ class _Seen(Lexicon):
         return 6.0 if term == "\x00" else 2.0
 
 
+class _Read:
+    """What the offline reasoner makes of pages found by their names (no hop between them): the plan, the
+    passages (E1, E2, ... in the pages' order), what reflect established, and what compose said."""
+
+    def __init__(self, question: str, pages: dict[str, str]) -> None:
+        self.evidence = [
+            _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
+            for i, (title, text) in enumerate(pages.items(), 1)
+        ]
+        self.lexicon = _Seen(list(pages))
+        self.proposal = plan(question, [], self.lexicon).__dict__
+        self.found = self.reestablished(self.evidence)
+
+    def reestablished(self, evidence: list[dict]) -> dict[str, list[str]]:
+        return reflect(self.proposal, evidence, self.lexicon, max_seeds=3).established  # type: ignore[arg-type]
+
+    @property
+    def said(self) -> str:
+        composed = compose(self.proposal, self.evidence, self.found, self.lexicon)  # type: ignore[arg-type]
+        return " ".join(s.text for s in composed.sentences)
+
+
 def _sides(question: str, pages: dict[str, str]) -> dict[str, list[str]]:
     evidence = [
         {"id": f"E{i}", "doc_id": f"d{i}", "title": title, "text": text, "dense": 0.5}
@@ -1466,19 +1488,12 @@ VALE_FAMILY = {
 
 @pytest.mark.parametrize("question", ["Who is Ines Vale's paternal grandfather?", "Who is Bo Vale's father?"])
 def test_a_kinship_chain_goes_up_one_step_per_page(question: str) -> None:
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(VALE_FAMILY.items(), 1)
-    ]
-    lexicon = _Seen(list(VALE_FAMILY))
-    proposal = plan(question, [], lexicon).__dict__
-    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
-    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
+    read = _Read(question, VALE_FAMILY)
     if "grandfather" in question:
         # her page names her father; his page names his: one page alone names one of them
-        assert found == {"a1": ["E1", "E2"]} and "Ivar Vale" in said
+        assert read.found == {"a1": ["E1", "E2"]} and "Ivar Vale" in read.said
     else:
-        assert "Ines Vale" in said  # a plain relation is still read from the one page
+        assert "Ines Vale" in read.said  # a plain relation is still read from the one page
 
 
 def test_an_uncle_is_a_parents_brother_whichever_parent_the_page_names() -> None:
@@ -1486,15 +1501,8 @@ def test_an_uncle_is_a_parents_brother_whichever_parent_the_page_names() -> None
         "Bo Vale": "Bo Vale (1925–1990) was a fisherman. His mother was Ines Vale.",
         "Ines Vale": "Ines Vale (1901–1977) was a painter. She was the younger sister of Ivo Vale.",
     }
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(family.items(), 1)
-    ]
-    lexicon = _Seen(list(family))
-    proposal = plan("Who is Bo Vale's uncle?", [], lexicon).__dict__
-    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
-    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
-    assert found == {"a1": ["E1", "E2"]} and "Ivo Vale" in said
+    read = _Read("Who is Bo Vale's uncle?", family)
+    assert read.found == {"a1": ["E1", "E2"]} and "Ivo Vale" in read.said
 
 
 def test_a_child_is_told_from_a_parent() -> None:
@@ -1564,18 +1572,10 @@ HARBOUR = {
 
 
 def test_a_nationality_is_read_where_the_hop_to_the_person_leads() -> None:
-    # pages found by their names, not by a hop; the film's own "Danish" is the film's
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(HARBOUR.items(), 1)
-    ]
-    lexicon = _Seen(list(HARBOUR))
-    question = "What nationality is the director of film Quiet Harbour?"
-    proposal = plan(question, [], lexicon).__dict__
-    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
-    assert found == {"a1": ["E1", "E3"]}  # to the director, not to the writer
-    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
-    assert "Norwegian" in said
+    # the film's own "Danish" is the film's
+    read = _Read("What nationality is the director of film Quiet Harbour?", HARBOUR)
+    assert read.found == {"a1": ["E1", "E3"]}  # to the director, not to the writer
+    assert "Norwegian" in read.said
 
 
 def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None:
@@ -1614,15 +1614,9 @@ SEIGNE_FAMILY = {
 
 
 def test_the_named_ones_page_is_where_a_chain_starts_not_where_it_ends() -> None:
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(SEIGNE_FAMILY.items(), 1)
-    ]
-    lexicon = _Seen(list(SEIGNE_FAMILY))
-    proposal = plan("Where was the husband of Ines Seigne born?", [], lexicon).__dict__
-    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    read = _Read("Where was the husband of Ines Seigne born?", SEIGNE_FAMILY)
     # her sister's page names her, but her own page names her husband, whose page says where he was born
-    assert found == {"a1": ["E2", "E3"]}
+    assert read.found == {"a1": ["E2", "E3"]}
 
 
 def test_the_particle_di_is_no_death() -> None:
@@ -1653,21 +1647,12 @@ RELATIVES = {
 
 
 def test_where_a_relative_died_is_read_on_the_relatives_page() -> None:
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(RELATIVES.items(), 1)
-    ]
-    lexicon = _Seen(list(RELATIVES))
-    proposal = plan("Where did Edla Vale's father die?", [], lexicon).__dict__
-    assert proposal["aspects"][0].get("of_relative") == "father"
-    found = reflect(proposal, evidence, lexicon, max_seeds=3).established  # type: ignore[arg-type]
+    read = _Read("Where did Edla Vale's father die?", RELATIVES)
+    assert read.proposal["aspects"][0].get("of_relative") == "father"
     # her page says she died with her father at her side; his page says where he died
-    assert found == {"a1": ["E1", "E2"]}
-    said = " ".join(s.text for s in compose(proposal, evidence, found, lexicon).sentences)  # type: ignore[arg-type]
-    assert "Bergen" in said and "Lund" not in said
-    # without his page, hers does not answer
-    found = reflect(proposal, evidence[:1], lexicon, max_seeds=3).established  # type: ignore[arg-type]
-    assert found == {}
+    assert read.found == {"a1": ["E1", "E2"]}
+    assert "Bergen" in read.said and "Lund" not in read.said
+    assert read.reestablished(read.evidence[:1]) == {}  # without his page, hers does not answer
 
 
 def test_who_holds_a_role_at_a_place_is_not_answered_by_a_sentence_naming_only_the_place() -> None:
