@@ -313,7 +313,7 @@ def comparison_sides(question: str, entities: list[str]) -> list[str]:
     return []
 
 
-_TITLE_WORD = re.compile(r"^\W*(?:[A-Z0-9]|$)")
+_TITLE_WORD = re.compile(rf"^\W*(?:[{CAPITAL}0-9]|$)")
 
 
 def _whole_title(question: str, start: int, end: int) -> str:

@@ -45,13 +45,15 @@ def _part_aspect(i: int, part: str, entities: Sequence[str], lexicon: Lexicon) -
 
 def _by_steps(aspect: Aspect) -> Aspect:
     """A kinship word made of relations ("X's paternal grandfather") is asked as its steps: each relation's
-    word, and one hop per step (X's page names the father; the father's page names his)."""
+    word, and one hop per step (X's page names the father; the father's page names his). Something asked of a
+    relative ("where did X's father die") is read on the relative's page, one hop from X's."""
     kin = kin_steps(aspect["text"])
     if kin is None:
         relative = relative_asked(aspect["text"])
         # "who is X's father" is answered on X's page; "where did X's father die" on the father's
-        asks_of_them = relative and answer_type(aspect["text"]) != "person"
-        return {**aspect, "of_relative": relative} if asks_of_them else aspect  # type: ignore[typeddict-item]
+        if relative is None or answer_type(aspect["text"]) == "person":
+            return aspect
+        return {**aspect, "of_relative": relative}
     word, steps = kin
     composed = set(terms(word))
     kept = [t for t in aspect["terms"] if t not in composed]

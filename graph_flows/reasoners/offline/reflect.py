@@ -830,12 +830,11 @@ def best_chain_for(
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if steps and not _takes_steps(chain, steps, by_id, entity_roots):
             coverage = min(coverage, w.ESTABLISHED - 0.05)
+        # the relative's own page answers, reached from X's by that relation
         if of_relative and not (
             len(chain) > 1 and _takes_steps(chain[:2], [of_relative], by_id, entity_roots)
         ):
-            coverage = min(
-                coverage, w.ESTABLISHED - 0.05
-            )  # the relative's own page answers, reached from X's
+            coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
