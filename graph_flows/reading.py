@@ -195,6 +195,7 @@ def terms_for(text: str, kind: str) -> frozenset[str]:
 _GLUED_YEAR = re.compile(rf"(?<!\d)((?:1[0-9]|20)\d\d)(?=\s?(?:[0-3]?\d\s+)?(?i:{'|'.join(MONTHS)})\b)")
 
 
+@lru_cache(maxsize=100_000)
 def _life_span(text: str) -> re.Match[str] | None:
     """The life span after a name, read with a lost dash put back."""
     return _LIFESPAN.search(_GLUED_YEAR.sub(r"\1 – ", text))

@@ -608,7 +608,8 @@ def _naming_unit(
         return []
     said = {normalise(unit.text) for unit, _ in picked}
     found = ((u, e["id"]) for e in parts for u in readable_units(e) if normalise(u.text) not in said)
-    return [(u, eid) for u, eid in found if names(u.text)][:1]
+    first = next(((u, eid) for u, eid in found if names(u.text)), None)
+    return [first] if first else []
 
 
 def corrections(picked: Sequence[tuple[Unit, str]], parts: Sequence[Evidence]) -> list[tuple[Unit, str]]:

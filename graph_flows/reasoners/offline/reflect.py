@@ -730,10 +730,7 @@ def best_chain_for(
             missing = [
                 t
                 for t, v in relation.items()
-                if v >= w.INFORMATIVE * top
-                and t not in found
-                and not shows_type(reading.best, t)
-                and not (of_another and t in NATIONALITY_WORDS and says_nationality(reading.best))
+                if v >= w.INFORMATIVE * top and t not in found and not _shown(reading.best, t, of_another)
             ]
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
@@ -885,6 +882,15 @@ def row_values(text: str) -> str:
     return UNIT_SEPARATOR.join(cell.partition(": ")[2] or cell for cell in text.split(UNIT_SEPARATOR))
 
 
+def _shown(text: str, term: str, of_another: bool) -> bool:
+    """A type noun of the question is held by a unit showing that type ("email": an address); a nationality
+    only where the unit is about the person a hop reached ("a Swedish director"), never the named film's own
+    "an American film"."""
+    if term in NATIONALITY_WORDS:
+        return of_another and says_nationality(text)
+    return shows_type(text, term)
+
+
 def nationality_unit(parts: Sequence[Evidence]) -> tuple[str, str] | None:
     """The first unit of the passages saying what country their person is from ("a Swedish film director"),
     with its passage's id."""
@@ -910,8 +916,7 @@ def answering_reading(
     if not rest:
         return last
     onward = read(last.evidence, rest, total, kind)
-    nationality = of_another and bool(rest.keys() & NATIONALITY_WORDS)
-    if not onward.covered and nationality:
+    if not onward.covered and of_another and rest.keys() & NATIONALITY_WORDS:
         # "what nationality is the director": the person's page says it by an adjective ("a Swedish director")
         said = nationality_unit([last.evidence])
         onward = replace(onward, best=said[0]) if said else onward
@@ -919,8 +924,8 @@ def answering_reading(
     shown = frozenset(
         t
         for t in rest
-        if (TYPE_NOUNS.get(t) in ADDRESS_KINDS and shows_type(onward.best, t))
-        or (nationality and t in NATIONALITY_WORDS and says_nationality(onward.best))
+        if (TYPE_NOUNS.get(t) in ADDRESS_KINDS or t in NATIONALITY_WORDS)
+        and _shown(onward.best, t, of_another)
     )
     if onward.coverage <= 0 and not shown:
         return last
