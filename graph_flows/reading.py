@@ -312,6 +312,30 @@ def _describes(words: list[str], j: int) -> bool:
     return bool(_DEMONYM.fullmatch(words[j])) and after[:1].islower()
 
 
+def _role_bound(
+    words: list[str],
+    low: list[str],
+    roles: frozenset[str] | set[str],
+    skip: set[int],
+    *,
+    in_names: bool = True,
+) -> set[int]:
+    """Indexes of the capitalised words a role word of the sentence binds: named right after it, up to the next
+    "and" or "<verb>ed by". Not `in_names`: a role word inside a name is none ("United States")."""
+    bound: set[int] = set()
+    for i, word in enumerate(low):
+        if i in skip or _POSSESSIVE.search(words[i]) or (not in_names and i > 0 and words[i][:1].isupper()):
+            continue  # "his father's school, Scotch College": the school is no father
+        if not any(holds(frozenset([stem(part)]), role) for part in word.split("-") for role in roles):
+            continue
+        for j in range(i + 1, min(len(words), i + 1 + _BINDING_REACH)):
+            if words[j].lower() in _BREAKS or (low[j].endswith("ed") and low[j + 1 : j + 2] == ["by"]):
+                break  # the next clause names the next role ("... produced by")
+            if words[j][:1].isupper() and low[j] not in STOPWORDS and not _describes(words, j):
+                bound.add(j)
+    return bound
+
+
 def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str]) -> bool:
     """Whether a sentence gives the asked role to someone other than `name`: in "directed by Lasse Hallström
     and written by W. Bruce Cameron" the director is named right after "directed", up to the next "and" or
@@ -321,18 +345,16 @@ def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str
     wanted = normalise(name).split()
     starts = [i for i in range(len(low)) if wanted and low[i : i + len(wanted)] == wanted]
     inside = {j for i in starts for j in range(i, i + len(wanted))}
-    bound: set[int] = set()
-    for i, word in enumerate(low):
-        if i in inside or _POSSESSIVE.search(words[i]):
-            continue  # "his father's school, Scotch College": the school is no father
-        if not any(holds(frozenset([stem(part)]), role) for part in word.split("-") for role in roles):
-            continue
-        for j in range(i + 1, min(len(words), i + 1 + _BINDING_REACH)):
-            if words[j].lower() in _BREAKS or (low[j].endswith("ed") and low[j + 1 : j + 2] == ["by"]):
-                break  # the next clause names the next role ("... produced by")
-            if words[j][:1].isupper() and low[j] not in STOPWORDS and not _describes(words, j):
-                bound.add(j)
+    bound = _role_bound(words, low, roles, inside)
     return bool(bound and inside) and not bound & inside
+
+
+def role_fillers(text: str, roles: frozenset[str] | set[str]) -> frozenset[str]:
+    """The words of the names a sentence gives the asked roles ("directed by Alexander Korda": alexander,
+    korda; "in Atwater, Ohio, United States, listed on the National Register": none)."""
+    words = _WORD.findall(text)
+    low = [normalise(wd) for wd in words]
+    return frozenset(low[j] for j in _role_bound(words, low, roles, set(), in_names=False))
 
 
 # A kinship word made of two relations: pages say each step ("the son of Y", "married Z"), seldom the whole

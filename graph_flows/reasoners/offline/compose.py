@@ -59,6 +59,7 @@ from graph_flows.reasoners.offline.reflect import (
     focus_row,
     is_entity_passage,
     key_mentioned,
+    mention_unit,
     mentions_all,
     nationality_unit,
     readable_units,
@@ -100,7 +101,7 @@ def compose(
                 continue
             nxt = by_id.get(chain[i + 1]) if i + 1 < len(chain) else None
             if nxt is not None:
-                bridge = bridge_unit(e, nxt, lexicon)
+                bridge = bridge_unit(e, nxt, lexicon) or mention_unit(e, nxt)
                 if bridge:
                     say(bridge, eid, aspect["id"])
                     bridged |= terms_for(bridge, kind) | term_set(e["title"])  # a life span says no place

@@ -12,16 +12,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import chain as chain_from
 from itertools import pairwise
 from typing import Any
 
-from connectors.text import TICKET_KEY, dedupe, fold, normalise, short_name, tokens
+from connectors.text import STOPWORDS, TICKET_KEY, dedupe, fold, normalise, short_name, tokens
 from graph_flows.reading import (
     ADDRESS_KINDS,
     LIFE_EVENTS,
+    MONTHS,
     NATIONALITY_WORDS,
     QUANTITY_KINDS,
     STEP_SAID_AS,
@@ -40,6 +42,7 @@ from graph_flows.reading import (
     precise_date,
     replaced_names,
     role_filled_by_another,
+    role_fillers,
     says_nationality,
     shows_type,
     states_duration,
@@ -52,6 +55,7 @@ from graph_flows.reading import (
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
+    CAPITAL,
     VERSION,
     asked_class,
     asked_head,
@@ -682,7 +686,39 @@ def best_chain_for(
                 and kind != "list"
             ):
                 candidates.append((eid, [namer, eid], True))
-    for eid, chain, by_name in candidates:
+    relation_of = {t for t in weights if t not in entity_terms}
+
+    def through_mentions() -> Iterator[tuple[str, list[str], bool]]:
+        """Where no chain above establishes the aspect: the page the question names may give the bridge only
+        as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
+        a page about something else that names it too ("Prague astronomical clock"). Where the page gives
+        the asked role to someone ("directed by Alexander Korda"), the bridge is them; a relative's facts
+        are on their own page, reached by the relation."""
+        if kind == "list" or comparison or steps or of_relative or best[1] >= w.ESTABLISHED:
+            return
+        fillers: dict[str, frozenset[str]] = {}
+        for root in entity_roots:
+            if len(chain_of(root, by_id)) != 1:
+                continue
+            for eid, r in readings.items():
+                if (
+                    eid in entity_roots
+                    or eid in elsewhere
+                    or by_id[eid]["doc_id"] == by_id[root]["doc_id"]
+                    or len(chain_of(eid, by_id)) != 1
+                ):
+                    continue
+                shared = shared_name(by_id[root], by_id[eid]["title"], r.best, set(weights))
+                if shared is None:
+                    continue
+                if root not in fillers:
+                    fillers[root] = frozenset().union(
+                        *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
+                    )
+                if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
+                    yield eid, [root, eid], False
+
+    for eid, chain, by_name in chain_from(candidates, through_mentions()):
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
         if len(chain) > 1 and chain[-1] in entity_roots and chain[0] not in entity_roots:
@@ -1050,6 +1086,56 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
         for unit in readable_units(e):
             if any(nxt["doc_id"] in lexicon.resolve(name) for name in lexicon.names_in(unit.text)):
                 return unit.text
+    return None
+
+
+def mention_unit(e: Evidence, nxt: Evidence) -> str | None:
+    """The unit of `e` naming what the next passage is about, where it has no page of its own ("died ...
+    Prague" before "Prague astronomical clock")."""
+    shared = shared_name(e, nxt["title"], nxt["text"])
+    return shared[1] if shared else None
+
+
+_PROPER_NAME = re.compile(rf"(?<![\w'’])[{CAPITAL}][\w'’-]*(?:\s+[{CAPITAL}][\w'’-]*)*")
+_OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
+# a run that is part of a longer name ("Duke of Devonshire", "King of Italy") or an adjective ("an American
+# film", "a Chinese warlord"): no bridge by itself
+_GOES_ON = re.compile(rf"\s+(?:(?:of|de|von|van)\s+[{CAPITAL}]|[a-z])")
+_MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
+
+
+@lru_cache(maxsize=100_000)
+def _proper_names(text: str, *, title: bool = False) -> tuple[str, ...]:
+    """Whole capitalised runs standing as nouns ("Leader of Opposition (Uganda)": "Uganda"; "1868, Prague"),
+    not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
+    passages reads the named page's units."""
+    return tuple(
+        m.group(0)
+        for m in _PROPER_NAME.finditer(text)
+        if (title or not _OPENS.search(text[: m.start()]))
+        and (title or not _GOES_ON.match(text, m.end()))
+        and len(m.group(0)) > 3
+        and m.group(0).lower() not in STOPWORDS
+        and m.group(0) not in _MONTH_NAMES
+    )
+
+
+def shared_name(
+    e: Evidence, title: str, said: str, asked: set[str] | frozenset[str] = frozenset()
+) -> tuple[str, str] | None:
+    """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
+    whole name of its own, and not one of the question's words: the bridge a page names without a page of
+    its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
+    names = [
+        n
+        for n in dict.fromkeys([*_proper_names(title, title=True), *_proper_names(said)])
+        if not term_set(n) & asked
+    ]
+    for unit in readable_units(e) if names else []:
+        here = _proper_names(unit.text)
+        for name in names:
+            if name in here:
+                return name, unit.text
     return None
 
 

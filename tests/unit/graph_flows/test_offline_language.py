@@ -26,6 +26,7 @@ from graph_flows.reading import (
     raises_a_question,
     relative_asked,
     role_filled_by_another,
+    role_fillers,
     says_nationality,
     sentences,
     shows_type,
@@ -77,6 +78,7 @@ from graph_flows.reasoners.offline.reflect import (
     readable_units,
     reflect,
     row_values,
+    shared_name,
 )
 
 
@@ -1961,3 +1963,73 @@ def test_which_class_a_question_asks_is_named_where_the_answer_is() -> None:
     # where nothing leads on to the burners, the kiln's ticket alone does not say which burner
     evidence[0]["text"] = "Leeds bakery reports kiln 4 cracks its shelves."
     assert reflect(_asking(question), evidence, lexicon, max_seeds=3).established == {}  # type: ignore[arg-type]
+
+
+MARLOW = {
+    "Ines Marlow": "Ines Marlow (3 May 1840, Tarnow – 9 June 1891, Velden) was a painter of river scenes.",
+    "Velden clock tower": "The clock tower stands on the old market square. The tower was built in 1502 by "
+    "the guild of clockmakers of Velden.",
+}
+
+
+def test_a_place_named_only_in_passing_bridges_to_a_page_about_something_there() -> None:
+    # no page is titled "Velden": the fact asked of it is on a page about something in it, naming it too
+    read = _Read("When was the clock tower built in the town where Ines Marlow died?", MARLOW)
+    assert read.found == {"a1": ["E1", "E2"]}
+    assert "Velden)" in read.said and "1502" in read.said  # the bridge, then the final fact
+
+
+def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
+    pages = {
+        "Quiet Harbour": "Quiet Harbour is a 1950 drama film directed by Tom Arlen and starring Eva Lind.",
+        "Lind Foundation": "The Lind Foundation was set up in 1970 by Eva Lind, who was born in Oslo.",
+    }
+    # the director is Tom Arlen: a page naming the film's star says nothing of where the director was born
+    assert _Read("Where was the director of film Quiet Harbour born?", pages).found == {}
+
+
+@pytest.mark.parametrize(
+    ("unit", "title", "said", "shared"),
+    [
+        ("Ines Marlow (1840 – 1891, Velden) was a painter.", "Velden clock tower", "", "Velden"),
+        ("Buyende is a town in the Eastern Region of Uganda.", "Leader of Opposition (Uganda)", "", "Uganda"),
+        (
+            "Clonbrook is a village in the region of Guyana.",
+            "Caribbean Community",
+            "Full member Guyana 1 August 1973",
+            "Guyana",
+        ),
+        ("Harbour Lights is an American drama film.", "American football", "", None),  # an adjective
+        ("He was the son of William, Duke of Devonshire.", "Duke Street", "", None),  # part of a longer name
+        ("She was born on 3 August 1901 in Leeds.", "August Bank Holiday", "", None),  # a month
+        ("Leeds is a city.", "Leeds Town Hall", "", None),  # a sentence's opening word is no name by itself
+    ],
+)
+def test_a_shared_name_is_a_whole_proper_name_both_passages_say(
+    unit: str, title: str, said: str, shared: str | None
+) -> None:
+    e = _evidence("E1", "doc:a", "Page", unit)
+    found = shared_name(e, title, said)
+    assert (found[0] if found else None) == shared
+
+
+@pytest.mark.parametrize(
+    ("text", "roles", "fillers"),
+    [
+        (
+            "Ave is a 1919 film directed by Alexander Korda and starring Oscar Beregi.",
+            {"direct"},
+            {"alexander", "korda"},
+        ),
+        (
+            "It is a building in Atwater, Ohio, United States, listed on the National Register.",
+            {"state"},
+            set(),
+        ),
+        ("Ave is a 1919 film.", {"direct"}, set()),
+    ],
+)
+def test_role_fillers_are_the_names_a_sentence_gives_the_asked_role(
+    text: str, roles: set[str], fillers: set[str]
+) -> None:
+    assert role_fillers(text, roles) == fillers
