@@ -239,9 +239,14 @@ def content_terms(text: str) -> list[str]:
 _DISAMBIGUATOR = re.compile(r"^(?P<base>.+?)\s*\([^()]+\)$")
 
 
+# "<name>, <County>, <State>": capitalised words only after the comma ("John, Count of Brienne" is a title)
+_PLACED = re.compile(r"^(?P<base>[^,()]+?\s[^,()]+?)(?:,\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*){1,2}$")
+
+
 def short_name(title: str) -> str | None:
-    """ "Henry King (director)" -> "Henry King": how text mentions a title that carries a disambiguator."""
-    m = _DISAMBIGUATOR.match(title.strip())
+    """ "Henry King (director)" -> "Henry King", "Black Hawk Township, Jefferson County, Iowa" -> "Black Hawk
+    Township": how text mentions a title that carries a disambiguator (a place's is where it is)."""
+    m = _DISAMBIGUATOR.match(title.strip()) or _PLACED.match(title.strip())
     return m["base"] if m else None
 
 

@@ -623,8 +623,8 @@ class KnowledgeStore:
 def _names(doc: SourceDoc) -> dict[str, str]:
     """The names a document answers to, normalised -> as written: its title, aliases and short title."""
     short = short_name(doc.title)
-    if short and " " not in short.strip():
-        short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"
+    if short and " " not in short.strip() and not (short.isupper() and len(short) > 2):
+        short = None  # "Heart (1987 film)" -> "Heart" would match every capitalised "Heart"; "WILM (AM)" not
     candidates = (doc.title, *doc.aliases, *([short] if short else []))
     return {normalise(n): n for n in candidates if is_useful_name(n)}
 

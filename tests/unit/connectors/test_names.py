@@ -1,0 +1,56 @@
+"""The names a document answers to: its title, its aliases and the short form text uses for a disambiguated
+title."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from connectors.base import SourceDoc
+from connectors.knowledge.store import _names
+from connectors.text import short_name
+
+
+@pytest.mark.parametrize(
+    ("title", "short"),
+    [
+        ("Henry King (director)", "Henry King"),
+        ("Black Hawk Township, Jefferson County, Iowa", "Black Hawk Township"),  # where a place is
+        ("Santa Monica, California", "Santa Monica"),
+        ("John, Count of Brienne", None),  # a title of nobility, not a place
+        ("Louis of Nassau, Lord of De Lek and Beverweerd", None),
+        ("Culture, Society and Masculinities", None),  # a list in a title
+        ("Mary, mother of Jesus", None),
+        ("Northwind Logistics", None),
+    ],
+)
+def test_a_disambiguated_title_has_the_short_name_text_uses(title: str, short: str | None) -> None:
+    assert short_name(title) == short
+
+
+def _doc(title: str) -> SourceDoc:
+    return SourceDoc(
+        id=f"s:{title}",
+        source="s",
+        kind="page",
+        title=title,
+        text="",
+        updated_at=datetime(2026, 1, 1, tzinfo=UTC),
+        acl=frozenset(["public"]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("title", "answers_to"),
+    [
+        ("WILM (AM)", {"WILM (AM)", "WILM"}),  # a call sign is a name on its own
+        ("Heart (1987 film)", {"Heart (1987 film)"}),  # "Heart" alone would match every "heart"
+        (
+            "Black Hawk Township, Jefferson County, Iowa",
+            {"Black Hawk Township, Jefferson County, Iowa", "Black Hawk Township"},
+        ),
+    ],
+)
+def test_a_one_word_short_name_counts_only_when_it_cannot_be_a_word(title: str, answers_to: set[str]) -> None:
+    assert set(_names(_doc(title)).values()) == answers_to
