@@ -116,6 +116,7 @@ def reflect(
     for aspect in plan["aspects"]:
         kind = aspect_kind(plan, aspect)
         asked = asked_question(plan, aspect)
+        member_class = asked_class(asked)  # "which database": a member of it answers
         weights = {t: lexicon.idf(t) for t in aspect["terms"]}
         total = sum(weights.values()) or 1.0
         entity_terms = {t for name in aspect["entities"] for t in terms(name)}
@@ -135,7 +136,8 @@ def reflect(
         if not aspect["entities"] or unseen:
             _read_densely(readings, asked, lexicon, weights, kind)
         if unseen and len(unseen) < len(weights):
-            _carry_unseen(readings, weights, total, unseen, kind)
+            # the class asked for ("which database") is said by naming a member, never by closeness in meaning
+            _carry_unseen(readings, weights, total, unseen - {member_class}, kind)
         for eid, reading in readings.items():
             bonus = w.ENTITY_BONUS if is_entity_passage(by_id[eid], aspect["entities"], own) else 0.0
             lexical_part = min(1.0, reading.coverage + bonus)
@@ -159,7 +161,8 @@ def reflect(
             named_by = naming_links(evidence, lexicon)
         # a word no page uses and no unit carries ("held up" where pages say "late"): no chain can hold it, so
         # chains are weighed on the words pages can hold; the asked noun, names and places still bind
-        lost = unseen - {t for r in readings.values() for t in r.covered}
+        # (the class asked for, "which database", is never a turn of phrase: a member must be named)
+        lost = unseen - {t for r in readings.values() for t in r.covered} - {member_class}
         # one such word in a longer question is a turn of phrase; several are what it is about: then kept
         weighed = (
             {t: v for t, v in weights.items() if t not in lost}
@@ -191,7 +194,7 @@ def reflect(
             own,
             bool(plan.get("comparison")) and picks_by_time(asked),
             occasion,
-            asked_class(asked),
+            member_class,
             called,
             aspect.get("steps", []),
             aspect.get("of_relative"),
@@ -805,12 +808,13 @@ def best_chain_for(
                     held |= readings[link].covered
             held |= reached
             unheld = [t for t in heaviest if t not in held]
-            # closeness in meaning does not say the class asked for where a unit read says it in its own
-            # words ("which country": the register's Country column says it; an audit naming the supplier not)
+            # closeness in meaning never says the class asked for ("which country": the register's Country
+            # column says it; an audit naming the supplier not; "which company forged the levers": a notice
+            # naming a batch not)
             paraphrased = (
                 len(chain) == 1
                 and readings[chain[-1]].unit_dense >= w.PARAPHRASE_DENSE
-                and not (member_class in unheld and member_class in said_somewhere)
+                and member_class not in unheld
                 and names_someone_else(reading.best, kind, [*constraints, *where])
                 and not neighbouring_row(
                     by_id[eid],

@@ -2033,3 +2033,25 @@ def test_role_fillers_are_the_names_a_sentence_gives_the_asked_role(
     text: str, roles: set[str], fillers: set[str]
 ) -> None:
     assert role_fillers(text, roles) == fillers
+
+
+class _ClassWordUnseen(_Meaning):
+    """As `_Meaning`, with the class a question asks for ("which database") a word no page uses."""
+
+    def idf(self, term: str) -> float:
+        return 6.0 if term in {"\x00", "databas"} else 3.0
+
+
+def test_the_class_a_question_asks_for_is_said_by_naming_a_member_never_by_meaning() -> None:
+    # the ticket about the failed export is close in meaning to the question, but names no database
+    ticket = {
+        "VX-12: export times out": "Exporting a year of ride logs for the Velo fleet times out after 60 s."
+    }
+    question = "which database holds the ride logs that Velo could not export?"
+    assert _ask(question, ticket, {"Exporting a year": 0.7}, _ClassWordUnseen) == {}
+    # a word of the page's own, said by its close unit, the class is not: "which company forged the levers"
+    notice = {
+        "QA-41: Cracked brake levers": "Four brake levers cracked at the pivot. All from batch 4471 (forged)."
+    }
+    question = "which company forged the brake levers that cracked?"
+    assert _ask(question, notice, {"batch 4471": 0.9}, _MeaningOfSeenWords) == {}
