@@ -22,7 +22,7 @@ from typing import Any
 
 from connectors.base import PUBLIC, Connector, LinkedIdentity, user_principal
 from connectors.knowledge.embedding import Embedder
-from connectors.knowledge.store import KnowledgeStore
+from connectors.knowledge.store import INDEX_FORMAT, KnowledgeStore
 from connectors.sources.folder import FolderConfig, FolderConnector
 from connectors.sync import sync_source
 from evals.index import CACHE_DIR, MARKER, open_store
@@ -213,7 +213,7 @@ def _synced_store(
     label: str,
 ) -> tuple[KnowledgeStore, dict[str, Any]]:
     key = hashlib.sha1(str(examples_dir.resolve()).encode()).hexdigest()[:12]
-    folder = data_dir / CACHE_DIR / f"{label}-{key}-{embedder.name}".replace(":", "_")
+    folder = data_dir / CACHE_DIR / f"{label}-{key}-{embedder.name}-v{INDEX_FORMAT}".replace(":", "_")
     store = open_store(folder, embedder)
     advance = tracker(f"sync {label}", None)
     with RssSampler() as rss:

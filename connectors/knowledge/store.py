@@ -45,7 +45,7 @@ from connectors.text import find_mentions, is_useful_name, normalise, short_name
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 3  # bump when what is written per document changes (aliases, chunking): caches rebuild
+INDEX_FORMAT = 4  # bump when what is written per document changes (aliases, chunking): caches rebuild
 WRITE_LOCK_KEY = 0x5E0717  # the advisory lock that serialises store writes on PostgreSQL
 GENERATION_TTL_S = 1.0  # how stale another process's writes may look to this one's read caches
 RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
