@@ -18,7 +18,7 @@ from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog, gap_subject
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import ComposedSentence, Lexicon, Reasoner
-from graph_flows.state import Answer, Evidence, Plan, Subject, ThreadState
+from graph_flows.state import Answer, Evidence, Gap, Plan, Subject, ThreadState
 
 CLOSEST_DOCS = 3  # documents the gap log keeps per gap
 NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
@@ -59,9 +59,18 @@ def answer(
         for side in conflict["sides"]:
             side["n"] = cite(side["evidence_id"])
     established_ids = {eid for chain in state["established"].values() for eid in chain}
-    gaps = []
+    # two parts of a message may leave the same gap ("parking ... and do we reimburse it"): listed once
+    merged: dict[tuple[str, str], Gap] = {}
     for gap in state["gaps"]:
-        gaps.append({**gap, "clue_numbers": [cite(c) for c in gap["clues"]]})
+        key = (gap["kind"], normalise(gap["what"]))
+        if key in merged:
+            merged[key] = {
+                **merged[key],
+                "clues": list(dict.fromkeys([*merged[key]["clues"], *gap["clues"]])),
+            }
+        else:
+            merged[key] = gap
+    gaps = [{**gap, "clue_numbers": [cite(c) for c in gap["clues"]]} for gap in merged.values()]
     answered = bool(lines)
     text = join_lines(f"{line['text']} {''.join(f'[{n}]' for n in line['cites'])}" for line in lines)
     if not answered:

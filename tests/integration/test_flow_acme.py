@@ -121,3 +121,9 @@ def test_a_follow_up_by_someone_with_fewer_permissions_drops_restricted_evidence
     carol_view = [t for t in state["turns"] if t["turn"] == 1]  # bob's turn, as the plan re-read it for carol
     kept = {e["id"] for e in second["evidence"]}
     assert all(set(g["clues"]) <= kept for t in carol_view for g in t["gaps"])
+
+
+def test_a_gap_two_parts_of_a_message_leave_is_listed_once(runtime: Runtime) -> None:
+    out = _ask(runtime, "is there parking at the Oakland office, and do we reimburse it?", ALICE, "T:C:twice")
+    gaps = [(g["kind"], g["what"]) for g in out["answer"]["gaps"]]
+    assert gaps and len(gaps) == len(set(gaps))
