@@ -240,14 +240,24 @@ _DISAMBIGUATOR = re.compile(r"^(?P<base>.+?)\s*\([^()]+\)$")
 
 
 # "<name>, <County>, <State>": capitalised words only after the comma ("John, Count of Brienne" is a title)
-_PLACED = re.compile(r"^(?P<base>[^,()]+?\s[^,()]+?)(?:,\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*){1,2}$")
+_PLACED = re.compile(r"^(?P<base>[^,()]+?)(?:,\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*){1,2}$")
+
+
+def disambiguated_base(title: str) -> str | None:
+    """ "Brand (play)" -> "Brand", "Baure, Nigeria" -> "Baure": the name a title carries before its
+    disambiguator (a place's is where it is)."""
+    m = _DISAMBIGUATOR.match(title.strip()) or _PLACED.match(title.strip())
+    return m["base"] if m else None
 
 
 def short_name(title: str) -> str | None:
     """ "Henry King (director)" -> "Henry King", "Black Hawk Township, Jefferson County, Iowa" -> "Black Hawk
-    Township": how text mentions a title that carries a disambiguator (a place's is where it is)."""
-    m = _DISAMBIGUATOR.match(title.strip()) or _PLACED.match(title.strip())
-    return m["base"] if m else None
+    Township": how text mentions a title that carries a disambiguator (a place's is where it is; "Sims, North
+    Dakota" has none: one word before a comma may be a name's own)."""
+    if m := _DISAMBIGUATOR.match(title.strip()):
+        return m["base"]
+    base = disambiguated_base(title)
+    return base if base and " " in base.strip() else None
 
 
 def is_useful_name(name: str) -> bool:

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, select
 
 from connectors.knowledge.acl import visible_doc_ids
 from connectors.knowledge.tables import aliases, documents, edges
-from connectors.text import normalise
+from connectors.text import disambiguated_base, normalise
 
 ENTITY_PREFIX = "entity:"
 PPR_ALPHA = 0.2  # teleport probability: higher keeps the walk closer to the seeds
@@ -45,6 +45,7 @@ class VisibleGraph:
     display: dict[str, str] = field(default_factory=dict)  # normalised alias -> a name as written
     adjacency: dict[str, list[tuple[str, str, bool]]] = field(default_factory=lambda: defaultdict(list))
     _names_of: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+    _by_base: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
     def resolve(self, name: str) -> set[str]:
         if name in self.docs:
@@ -60,6 +61,18 @@ class VisibleGraph:
                     found[doc].append(self.display.get(alias, alias))
             self._names_of = dict(found)
         return list(self._names_of.get(doc_id, ()))
+
+    def disambiguated(self, word: str) -> list[str]:
+        """The titles that are one word with a disambiguator ("Brand" -> "Brand (play)"): that word alone is not
+        a name mined from text (it would match every "brand"), but a question naming it means one of these."""
+        if self._by_base is None:  # built on first need, kept with the graph it reads
+            found: dict[str, list[str]] = defaultdict(list)
+            for title in self.titles.values():
+                base = disambiguated_base(title)
+                if base and " " not in base.strip():
+                    found[normalise(base)].append(title)
+            self._by_base = dict(found)
+        return sorted(set(self._by_base.get(normalise(word), ())))
 
     def seeds_to_nodes(self, seeds: Iterable[str]) -> list[str]:
         nodes: list[str] = []

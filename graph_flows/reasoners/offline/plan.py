@@ -5,9 +5,10 @@ swap, an attribute swap, or the same question again).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from connectors.text import TICKET_KEY, dedupe
+from connectors.text import TICKET_KEY, dedupe, normalise
 from graph_flows.reading import STEP_SAID_AS, answer_type, kin_steps, question_terms, relative_asked, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
@@ -19,6 +20,7 @@ from graph_flows.reasoners.offline.language import (
     followup_question,
     implied_terms,
     is_followup,
+    name_spans_in,
     pick_words,
     question_parts,
     side_words,
@@ -62,6 +64,33 @@ def _by_steps(aspect: Aspect) -> Aspect:
     return {**aspect, "terms": dedupe([*kept, *terms(" ".join(said))]), "steps": list(steps)}
 
 
+def _stands_alone(word: str, question: str) -> bool:
+    """The word is not one of a run of capitalised words ("No Good, Very Bad Day", "Alexander Good")."""
+    tokens = re.findall(r"[\w'’-]+", question)
+    for i, token in enumerate(tokens):
+        if re.sub(r"['’]s?$", "", token) == word:
+            before = tokens[i - 1] if i else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            return not before[:1].isupper() and not after[:1].isupper()
+    return False
+
+
+def _one_word_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> list[str]:
+    """A capitalised word the question names that only a disambiguated title carries ("the author of Brand":
+    "Brand (play)"): text never counts it as a name (every "brand" would be one), a question naming it does,
+    when exactly one visible document is so titled."""
+    found = {w for name in names for w in normalise(name).split()}
+    out = []
+    for span in name_spans_in(question):
+        word = re.sub(r"['’]s?$", "", span)
+        if " " in word or normalise(word) in found or not _stands_alone(word, question):
+            continue
+        titles = lexicon.titled(word)
+        if len(titles) == 1:
+            out.append(titles[0])
+    return out
+
+
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
     q = " ".join(question.split())
     effective, followup_of, edit = q, None, ""
@@ -75,7 +104,7 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
     quoted = QUOTED.findall(q)
     names = lexicon.names_in(effective)
     spelled, shared = distributed(effective, names, lexicon)  # "the Android and iOS crash triage"
-    entities = dedupe([*keys, *quoted, *shared, *names])
+    entities = dedupe([*keys, *quoted, *shared, *names, *_one_word_titles(effective, names, lexicon)])
     kind = answer_type(q)
     if followup_of is not None and (kind == "thing" or edit == "entity"):
         kind = answer_type(effective)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from connectors.base import SourceDoc
+from connectors.knowledge.graph import VisibleGraph
 from connectors.knowledge.store import _names
 from connectors.text import short_name
 
@@ -54,3 +55,12 @@ def _doc(title: str) -> SourceDoc:
 )
 def test_a_one_word_short_name_counts_only_when_it_cannot_be_a_word(title: str, answers_to: set[str]) -> None:
     assert set(_names(_doc(title)).values()) == answers_to
+
+
+def test_a_one_word_title_with_a_disambiguator_is_found_by_its_word() -> None:
+    titles = {"d1": "Brand (play)", "d2": "Baure, Nigeria", "d3": "Heart (1987 film)", "d4": "Heart (band)"}
+    graph = VisibleGraph(docs=set(titles), titles=titles, names={})
+    assert graph.disambiguated("Brand") == ["Brand (play)"]
+    assert graph.disambiguated("baure") == ["Baure, Nigeria"]  # a place's disambiguator is where it is
+    assert graph.disambiguated("Heart") == ["Heart (1987 film)", "Heart (band)"]  # two: the caller decides
+    assert graph.disambiguated("Play") == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from connectors.text import disambiguated_base
 from graph_flows.checks import about_siblings, find_conflicts, successor_of
 from graph_flows.reading import (
     addresses_assistant,
@@ -108,6 +109,9 @@ class Lexicon:
     def aliases(self, name: str) -> list[str]:
         docs = self.resolve(name)
         return [n for n in self.names if docs and n.lower() != name.lower() and self.resolve(n) == docs]
+
+    def titled(self, word: str) -> list[str]:
+        return [n for n in self.names if (disambiguated_base(n) or "").lower() == word.lower()]
 
     def idf(self, term: str) -> float:
         return 1.0
@@ -2055,3 +2059,21 @@ def test_the_class_a_question_asks_for_is_said_by_naming_a_member_never_by_meani
     }
     question = "which company forged the brake levers that cracked?"
     assert _ask(question, notice, {"batch 4471": 0.9}, _MeaningOfSeenWords) == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "entity"),
+    [
+        ("What country was the author of Brand a citizen of?", "Brand (play)"),
+        ("Who made Brand's first production?", "Brand (play)"),
+        # one of a title's capitalised words is no name of its own
+        ("Who wrote Alexander and the Terrible, Horrible, No Good, Very Bad Day?", None),
+        ("Where was the brand launched?", None),  # not capitalised: a word, not a name
+    ],
+)
+def test_a_one_word_name_a_question_gives_is_the_title_that_disambiguates_it(
+    question: str, entity: str | None
+) -> None:
+    lexicon = Lexicon(["Brand (play)", "Good, West Virginia", "Henrik Ibsen"])
+    found = [e for e in plan(question, [], lexicon).entities if e in ("Brand (play)", "Good, West Virginia")]
+    assert found == ([entity] if entity else [])
