@@ -721,6 +721,7 @@ def best_chain_for(
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
                     yield eid, [root, eid], False
 
+    # the mention pairs are generated lazily, after every candidate above is scored: `best` is final by then
     for eid, chain, by_name in chain_from(candidates, through_mentions()):
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
