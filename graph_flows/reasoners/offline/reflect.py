@@ -690,6 +690,7 @@ def best_chain_for(
             ):
                 candidates.append((eid, [namer, eid], True))
     relation_of = {t for t in weights if t not in entity_terms}
+    by_mention: set[tuple[str, ...]] = set()  # the pairs joined by a name both passages say
 
     def through_mentions() -> Iterator[tuple[str, list[str], bool]]:
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
@@ -719,6 +720,7 @@ def best_chain_for(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
                     )
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
+                    by_mention.add((root, eid))
                     yield eid, [root, eid], False
 
     # the mention pairs are generated lazily, after every candidate above is scored: `best` is final by then
@@ -779,8 +781,11 @@ def best_chain_for(
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
             share = sum(v for t, v in relation.items() if t in found) / sum(relation.values())
-            # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule.
-            if missing and (len(chain) == 1 or by_name or share < w.HOP_RELATION_SHARE):
+            # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule;
+            # one joined by a proper name both passages say must hold most of the relation ("which river flows
+            # past the town": a tower's page saying only "by the river" names none)
+            mention = tuple(chain) in by_mention and share < w.MENTION_RELATION_SHARE
+            if missing and (len(chain) == 1 or by_name or share < w.HOP_RELATION_SHARE or mention):
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
         elif relation and not describes:
             # No name to anchor on: the answering units themselves must carry the question's heaviest words (a

@@ -37,6 +37,7 @@ MEANING_MARGIN = 0.05  # ... when it is this much closer than any other document
 STATEMENT_WORDS = 5  # a unit shorter than this is a heading or a label: it states nothing
 NAMED_PAIR = 0.9  # a pair joined only by a name must beat a single passage by this margin to be chosen
 HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
+MENTION_RELATION_SHARE = 0.5  # ... and after a pair joined only by a proper name both passages say ("Prague")
 SHAPE_PENALTY = 0.7  # the answering unit lacks the expected answer's shape (no name for "who")
 SHAPELESS_FACT = 0.5  # ... no date for "when", no quantity for "how many": never established
 CAUSE_BONUS = 0.1  # a "why" question met by a unit that states a cause ("blocked by", "because", "due to")

@@ -2077,3 +2077,12 @@ def test_a_one_word_name_a_question_gives_is_the_title_that_disambiguates_it(
     lexicon = Lexicon(["Brand (play)", "Good, West Virginia", "Henrik Ibsen"])
     found = [e for e in plan(question, [], lexicon).entities if e in ("Brand (play)", "Good, West Virginia")]
     assert found == ([entity] if entity else [])
+
+
+def test_a_pair_joined_only_by_a_name_both_say_must_hold_most_of_the_relation() -> None:
+    pages = {
+        "Ines Marlow": MARLOW["Ines Marlow"],
+        "Velden clock tower": "The clock tower of Velden stands by the river.",
+    }
+    # "the river" is said, but neither flowing nor past: the tower's page says nothing of which river it is
+    assert _Read("Which river flows past the town where Ines Marlow died?", pages).found == {}
