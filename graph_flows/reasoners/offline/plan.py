@@ -64,11 +64,14 @@ def _by_steps(aspect: Aspect) -> Aspect:
     return {**aspect, "terms": dedupe([*kept, *terms(" ".join(said))]), "steps": list(steps)}
 
 
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
 def _stands_alone(word: str, question: str) -> bool:
     """The word is not one of a run of capitalised words ("No Good, Very Bad Day", "Alexander Good")."""
     tokens = re.findall(r"[\w'’-]+", question)
     for i, token in enumerate(tokens):
-        if re.sub(r"['’]s?$", "", token) == word:
+        if _POSSESSIVE.sub("", token) == word:
             before = tokens[i - 1] if i else ""
             after = tokens[i + 1] if i + 1 < len(tokens) else ""
             return not before[:1].isupper() and not after[:1].isupper()
@@ -82,7 +85,7 @@ def _one_word_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> l
     found = {w for name in names for w in normalise(name).split()}
     out = []
     for span in name_spans_in(question):
-        word = re.sub(r"['’]s?$", "", span)
+        word = _POSSESSIVE.sub("", span)
         if " " in word or normalise(word) in found or not _stands_alone(word, question):
             continue
         titles = lexicon.titled(word)

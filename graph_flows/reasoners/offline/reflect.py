@@ -670,7 +670,9 @@ def best_chain_for(
     entity_roots = {eid for eid in readings if is_entity_passage(by_id[eid], entities, own)}
     # a comparison side is answered from its own passages, never by ending on another side's page
     elsewhere = {eid for eid in readings if is_entity_passage(by_id[eid], other_sides)} - entity_roots
-    candidates = [(eid, chain_of(eid, by_id), False) for eid in readings if eid not in elsewhere]
+    # how each candidate's links were made: "hop" (a passage read because the one before named it), "name"
+    # (two passages read apart, one naming the other's document), "mention" (both say a name with no page)
+    candidates = [(eid, chain_of(eid, by_id), "hop") for eid in readings if eid not in elsewhere]
     doc_says: dict[str, frozenset[str]] = {}  # what each document's read passages say, anywhere in them
     doc_units: dict[str, frozenset[str]] = {}  # ... and in their best units
     for r in readings.values():
@@ -688,11 +690,10 @@ def best_chain_for(
                 and len(chain_of(eid, by_id)) == 1
                 and kind != "list"
             ):
-                candidates.append((eid, [namer, eid], True))
+                candidates.append((eid, [namer, eid], "name"))
     relation_of = {t for t in weights if t not in entity_terms}
-    by_mention: set[tuple[str, ...]] = set()  # the pairs joined by a name both passages say
 
-    def through_mentions() -> Iterator[tuple[str, list[str], bool]]:
+    def through_mentions() -> Iterator[tuple[str, list[str], str]]:
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
         as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
         a page about something else that names it too ("Prague astronomical clock"). Where the page gives
@@ -720,11 +721,11 @@ def best_chain_for(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
                     )
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
-                    by_mention.add((root, eid))
-                    yield eid, [root, eid], False
+                    yield eid, [root, eid], "mention"
 
     # the mention pairs are generated lazily, after every candidate above is scored: `best` is final by then
-    for eid, chain, by_name in chain_from(candidates, through_mentions()):
+    for eid, chain, linked in chain_from(candidates, through_mentions()):
+        by_name = linked == "name"
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
         if len(chain) > 1 and chain[-1] in entity_roots and chain[0] not in entity_roots:
@@ -784,7 +785,7 @@ def best_chain_for(
             # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule;
             # one joined by a proper name both passages say must hold most of the relation ("which river flows
             # past the town": a tower's page saying only "by the river" names none)
-            mention = tuple(chain) in by_mention and share < w.MENTION_RELATION_SHARE
+            mention = linked == "mention" and share < w.MENTION_RELATION_SHARE
             if missing and (len(chain) == 1 or by_name or share < w.HOP_RELATION_SHARE or mention):
                 coverage = min(coverage, w.ESTABLISHED - 0.05)
         elif relation and not describes:
