@@ -946,9 +946,11 @@ TYPE_NOUNS = {
     **dict.fromkeys(["releas", "version"], "version"),  # "which release": a version number shows one
     **dict.fromkeys(["phone", "telephon"], "phone"),
     **dict.fromkeys(["url", "websit"], "url"),
+    "databas": "database",  # "which database": a database's name shows one ("TimescaleDB", "ClickHouse")
 }  # not "location", "time", "name": pages name those ("Location: Brno"), and the page that does is the answer
-# how to reach someone or something: a unit showing the address says it, whatever its words
-ADDRESS_KINDS = frozenset(["email", "channel", "phone", "url"])
+# types a unit names the answer by showing, whatever its words: how to reach someone or something (an address),
+# and which database (its product's name)
+NAMED_KINDS = frozenset(["email", "channel", "phone", "url", "database"])
 _SHOWN_BY = {
     # a rate is a quantity per something ("~4,000 messages/sec", "2 visits per week") or a share ("0.4%")
     "rate": re.compile(r"\d[\d,.]*\s?(?:[^\W\d]+\s?)?(?:/\s?[^\W\d]+|per\s+[^\W\d]+)|\d\s?%", re.IGNORECASE),
@@ -957,6 +959,11 @@ _SHOWN_BY = {
     "channel": re.compile(r"(?<![\w&])#[a-z0-9][\w-]*[a-z0-9]", re.IGNORECASE),
     "phone": re.compile(r"\+?\d[\d ().-]{7,}\d"),
     "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+(?:\.[\w-]+)+"),  # a link, not any dotted word
+    # a database by its product's name: "...DB" ("TimescaleDB", "MongoDB") or a well-known engine
+    "database": re.compile(
+        r"\b[A-Z][A-Za-z]+DB\b|\b(?:PostgreSQL|Postgres|MySQL|SQLite|ClickHouse|Redis|Cassandra|Elasticsearch"
+        r"|OpenSearch|BigQuery|Snowflake|Redshift|Spanner|Firestore|Bigtable|Neo4j|Oracle Database|SQL Server)\b"
+    ),
 }
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from connectors.text import STOPWORDS, TICKET_KEY, dedupe, fold, normalise, short_name, tokens
 from graph_flows.reading import (
-    ADDRESS_KINDS,
     LIFE_EVENTS,
     MONTHS,
+    NAMED_KINDS,
     NATIONALITY_WORDS,
     QUANTITY_KINDS,
     STEP_SAID_AS,
@@ -306,6 +306,13 @@ def by_meaning(
     if asks_duration(asked) and not states_duration(unit.text):
         return None  # "how long was it visible?" is not answered by "300 requests/min"
     if len(tokens(unit.text)) < w.STATEMENT_WORDS:
+        return None
+    # "which database": a class whose members have a shape the unit names one of, however close it is in meaning
+    # ("which tool" has no such shape: any name may be one)
+    member_class = asked_class(asked)
+    if member_class in TYPE_NOUNS and not (
+        holds(term_set(unit.text), member_class) or shows_type(unit.text, member_class)
+    ):
         return None
     e, stated = top.evidence, replace(top, best=unit.text)
     # closeness in meaning never stands in for the asked noun, a place or year, or a name or code: those
@@ -967,12 +974,12 @@ def answering_reading(
         # "what nationality is the director": the person's page says it by an adjective ("a Swedish director")
         said = nationality_unit([last.evidence])
         onward = replace(onward, best=said[0]) if said else onward
-    # an address the rest asks for ("who do I email") is said by a unit showing one; a nationality by its word
+    # an address the rest asks for ("who do I email") is said by a unit showing one (so is "which database"); a
+    # nationality by its word
     shown = frozenset(
         t
         for t in rest
-        if (TYPE_NOUNS.get(t) in ADDRESS_KINDS or t in NATIONALITY_WORDS)
-        and _shown(onward.best, t, of_another)
+        if (TYPE_NOUNS.get(t) in NAMED_KINDS or t in NATIONALITY_WORDS) and _shown(onward.best, t, of_another)
     )
     if onward.coverage <= 0 and not shown:
         return last

@@ -70,6 +70,7 @@ from graph_flows.reasoners.offline.reflect import (
     _other_release,
     _read_densely,
     _replaces_along,
+    answering_reading,
     bridge_unit,
     focus_row,
     mentions_all,
@@ -689,6 +690,11 @@ def test_the_links_of_one_chain_never_conflict() -> None:
         ("Q&A #1 is on Monday.", "channel", False),
         ("Front desk: +31 30 123 4567", "phone", True),
         ("They expect about 40 batches/hour at peak.", "traffic", True),  # traffic is a rate
+        # a database by its product's name
+        ("Kafka -> TimescaleDB. Writers keep raw samples in hypertables.", "databas", True),
+        ("Ride histories live in ClickHouse, partitioned by month.", "databas", True),
+        ("The DB team exports the ride histories nightly.", "databas", False),
+        ("Ride histories are exported nightly.", "databas", False),
     ],
 )
 def test_a_type_noun_is_shown_by_the_answers_shape(sentence: str, term: str, shown: bool) -> None:
@@ -2059,6 +2065,38 @@ def test_the_class_a_question_asks_for_is_said_by_naming_a_member_never_by_meani
     }
     question = "which company forged the brake levers that cracked?"
     assert _ask(question, notice, {"batch 4471": 0.9}, _MeaningOfSeenWords) == {}
+
+
+def test_a_class_whose_members_have_a_shape_is_named_by_the_unit_answering_by_meaning() -> None:
+    pages = {"Ride Data": "# Ride Data\n\nRiders can download a year of their ride history from the app."}
+    # close in meaning, but no database named: "which database" is not answered
+    assert _ask("which database keeps the ride histories?", pages, {"download a year": 0.7}) == {}
+    pages = {"Ride Data": "# Ride Data\n\nA year of ride history is kept in ClickHouse, one table per fleet."}
+    assert _ask("which database keeps the ride histories?", pages, {"A year of": 0.7}) == {"a1": ["E1"]}
+    # a class with no shape of its own ("which tool") is named by any name: the unit need not say "tool"
+    pages = {
+        "Crash Triage": "# Crash Triage\n\nAll crash reports from the app go to Sentry, grouped by build."
+    }
+    assert _ask("which tool collects our crash reports?", pages, {"All crash": 0.7}) == {"a1": ["E1"]}
+
+
+def test_after_a_hop_a_unit_naming_a_database_answers_which_database() -> None:
+    bridge = _evidence(
+        "E1", "d1", "Map Service", "The position service is the source of truth for bike positions."
+    )
+    store = _evidence(
+        "E2",
+        "d2",
+        "Position Service",
+        "# Flow\n\n1. Bikes -> broker. Bikes publish over MQTT.\n2. Broker -> ClickHouse. Writers batch the samples.",
+    )
+    question = "which database holds the bike positions the map shows?"
+    weights = {t: 3.0 for t in question_terms(question)}
+    weights[stem("database")] = 4.0
+    total = sum(weights.values())
+    readings = {e["id"]: read(e, weights, total) for e in (bridge, store)}  # type: ignore[arg-type]
+    onward = answering_reading(readings, ["E1", "E2"], weights, total, "thing")
+    assert "ClickHouse" in onward.best and stem("database") in onward.covered
 
 
 @pytest.mark.parametrize(
