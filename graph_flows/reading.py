@@ -947,10 +947,11 @@ TYPE_NOUNS = {
     **dict.fromkeys(["phone", "telephon"], "phone"),
     **dict.fromkeys(["url", "websit"], "url"),
     "databas": "database",  # "which database": a database's name shows one ("TimescaleDB", "ClickHouse")
+    "compani": "company",  # "which company": a firm's name shows one ("Kestrel Motion Systems", "Acme Ltd")
 }  # not "location", "time", "name": pages name those ("Location: Brno"), and the page that does is the answer
 # types a unit names the answer by showing, whatever its words: how to reach someone or something (an address),
-# and which database (its product's name)
-NAMED_KINDS = frozenset(["email", "channel", "phone", "url", "database"])
+# which database (its product's name) and which company (its name)
+NAMED_KINDS = frozenset(["email", "channel", "phone", "url", "database", "company"])
 _SHOWN_BY = {
     # a rate is a quantity per something ("~4,000 messages/sec", "2 visits per week") or a share ("0.4%")
     "rate": re.compile(r"\d[\d,.]*\s?(?:[^\W\d]+\s?)?(?:/\s?[^\W\d]+|per\s+[^\W\d]+)|\d\s?%", re.IGNORECASE),
@@ -963,6 +964,12 @@ _SHOWN_BY = {
     "database": re.compile(
         r"\b[A-Z][A-Za-z]+DB\b|\b(?:PostgreSQL|Postgres|MySQL|SQLite|ClickHouse|Redis|Cassandra|Elasticsearch"
         r"|OpenSearch|BigQuery|Snowflake|Redshift|Spanner|Firestore|Bigtable|Neo4j|Oracle Database|SQL Server)\b"
+    ),
+    # a firm by its name: capitalised words ending in a legal form or a trade word ("Kestrel Motion Systems")
+    "company": re.compile(
+        r"\b(?!(?:The|A|An|Our|Their|This|That|Its|Each|Every)\s)(?:[A-Z][\w&'’.-]*\s+){1,4}(?:Inc|Ltd|LLC|GmbH|AG|BV|B\.V|SA|S\.A|plc|Corp|Corporation|Company|Co"
+        r"|Group|Holdings|Industries|Systems|Technologies|Labs|Logistics|Components|Manufacturing|Partners"
+        r"|Solutions|Electronics|Motors|Sensors|Freight|Metals|Works|Foods|Grocers|Supply|Supplies)\b"
     ),
 }
 

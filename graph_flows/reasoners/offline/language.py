@@ -422,7 +422,12 @@ def subordinate_terms(question: str) -> frozenset[str]:
         *_ZERO_RELATIVE.finditer(question),
         *_EARLIER_PART.finditer(question),
     ]
-    return frozenset(t for m in clauses for t in question_terms(m.group(1)))
+    # with the names and codes said there ("whose late delivery held up Android 4.2": the release too)
+    return frozenset(
+        t
+        for m in clauses
+        for t in [*question_terms(m.group(1)), *(stem(c) for c in constraint_words(m.group(1)))]
+    )
 
 
 def picks_by_time(question: str) -> bool:

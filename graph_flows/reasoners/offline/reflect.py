@@ -1016,7 +1016,7 @@ def _grounded(
         return False
     if 2 * at_answer < len(pointed):
         return False
-    if not mentions_all([c for c in constraints if VERSION.fullmatch(c)], near):
+    if not mentions_all([c for c in pointed if VERSION.fullmatch(c)], near):
         return False  # a release is named where its facts are: "4.3" on a page of 4.2 plans is a passing word
     if any(_other_release(reading.best, v, constraints) for v in constraints if VERSION.fullmatch(v)):
         return False

@@ -695,6 +695,11 @@ def test_the_links_of_one_chain_never_conflict() -> None:
         ("Ride histories live in ClickHouse, partitioned by month.", "databas", True),
         ("The DB team exports the ride histories nightly.", "databas", False),
         ("Ride histories are exported nightly.", "databas", False),
+        # a firm by its name: a legal form or a trade word closes it
+        ("Levers are forged by Tarnów Components in Poland.", "compani", True),
+        ("Kestrel Motion Systems, based in Brno, makes the hub motors.", "compani", True),
+        ("Levers are forged in Poland and shipped monthly.", "compani", False),
+        ("The Systems team owns the forge.", "compani", False),
     ],
 )
 def test_a_type_noun_is_shown_by_the_answers_shape(sentence: str, term: str, shown: bool) -> None:
@@ -1192,10 +1197,53 @@ def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
         # a later part read with the first: the first says what "it" is, not what this part asks
         ("which tickets came out of it (what caused the kiln fire)", {"caus", "kiln", "fire"}),
         ("Who built Kiln 4 (2019 model)?", set()),  # a name's own parenthesis is part of the name
+        # a release or code the clause names is part of it
+        (
+            "which firm glazes the tiles whose cracking delayed Studio 3.1?",
+            {"crack", "delai", "studio", "3.1"},
+        ),
     ],
 )
 def test_the_clause_picking_out_the_occasion(question: str, clause: set[str]) -> None:
     assert subordinate_terms(question) == clause
+
+
+class _RareRelation(Lexicon):
+    """Term weights as a store would give them: the relation's words rare, the product's and the item's common."""
+
+    def idf(self, term: str) -> float:
+        return {"compani": 3.2, "make": 3.7, "late": 4.1, "deliveri": 3.7}.get(term, 1.5)
+
+
+def test_a_release_named_in_the_clause_is_said_by_the_bridge_document_and_a_firm_by_its_name() -> None:
+    question = "which company makes the tiles whose late delivery held up Studio 3.1?"
+    ticket = _evidence(
+        "E1",
+        "doc:KB-150",
+        "KB-150: Glaze card is empty",
+        "Delivery of the rev C tiles is late from Supplier 8.",
+    )
+    comment = {**ticket, "id": "E2", "text": "Comment by ana on 2026-03-03: Studio 3.1 waits for the tiles."}
+    maker = _evidence(
+        "E3",
+        "doc:vendor",
+        "Supplier 8",
+        "Tarnów Components, based in Kraków, makes the rev C tiles for every kiln.",
+        parent="E1",
+    )
+    found = reflect(_asking(question), [ticket, comment, maker], _RareRelation([]), max_seeds=3).established
+    assert found == {"a1": ["E1", "E3"]}
+    # where a page read says "company", a page naming no firm does not say which one
+    other = _evidence("E4", "doc:hr", "Holidays", "Company holidays are listed on the intranet.")
+    anonymous = {**maker, "text": "Based in Kraków, the supplier makes the rev C tiles for every kiln."}
+    lexicon = _RareRelation([])
+    assert (
+        reflect(_asking(question), [ticket, comment, anonymous, other], lexicon, max_seeds=3).established
+        == {}
+    )
+    assert reflect(_asking(question), [ticket, comment, maker, other], lexicon, max_seeds=3).established == {
+        "a1": ["E1", "E3"]
+    }
 
 
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
