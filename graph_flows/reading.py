@@ -901,12 +901,34 @@ _PLACE = re.compile(
 _CALENDAR_WORDS = frozenset([m[:3] for m in MONTHS[:12]] + ["mon", "tue", "wed", "thu", "fri", "sat", "sun"])
 
 
+# a value's label naming no time ("X-RateLimit-Limit: 2000", "Robots: 1200"): the number is a count, not a year
+_LABEL = re.compile(r"([A-Za-z][\w-]*)\s*:\s*$")
+_TIME_LABELS = frozenset(
+    stem(word)
+    for line in (
+        "year date since from until founded born died released release launched opened built",
+        "established created updated published live start end due deadline effective introduced season",
+        "period term",
+    )
+    for word in line.split()
+)
+
+
+def _a_year(sentence: str, match: re.Match[str]) -> bool:
+    label = _LABEL.search(sentence[: match.start()])
+    return label is None or stem(label.group(1).split("-")[-1].lower()) in _TIME_LABELS
+
+
 def has_answer_shape(sentence: str, kind: str) -> bool:
     """Whether a sentence could hold an answer of the expected kind (a cheap filter, not a judgement). A
     comment's header ("Comment by ana on 2026-03-04: No date yet.") is when it was said, not what it says."""
     sentence = comment_body(sentence)
     if kind == "date":
-        return bool(_DATE.search(sentence) or YEAR.search(sentence) or _WHEN.search(sentence))
+        return bool(
+            _DATE.search(sentence)
+            or _WHEN.search(sentence)
+            or any(_a_year(sentence, m) for m in YEAR.finditer(sentence))
+        )
     if kind == "money":
         return bool(_MONEY.search(sentence))
     if kind == "number":

@@ -526,6 +526,11 @@ def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) 
         ("Refunds clear within three business days.", "number", True),
         ("Refunds clear quickly.", "number", False),
         ("Ask the finance team.", "date", False),
+        # a count under a label naming no time is no year; under one naming a time it is
+        ("The dealer's key now shows X-Quota-Limit: 2000.", "date", False),
+        ("Kilns: 1200 · Sites: 4", "date", False),
+        ("Founded: 1998 · Sites: 4", "date", True),
+        ("The kiln opened in 2000.", "date", True),
         # a place follows "in", "at", "from", is named by its people, or by its column
         ("Ines Vale was born in Tromsø.", "place", True),
         ("Ines Vale (born 1901) was a Norwegian painter.", "place", True),
