@@ -41,6 +41,7 @@ from graph_flows.reading import (
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
+    another_of,
     asked_class,
     asked_head,
     asks_lifetime,
@@ -63,6 +64,7 @@ from graph_flows.reasoners.offline.reflect import (
     mentions_all,
     nationality_unit,
     readable_units,
+    says_any,
 )
 from graph_flows.state import Evidence
 
@@ -145,8 +147,17 @@ def compose(
             # when its words are the page's title ("the range" in "Fen Range Specifications"), from the row
             # that says it in another passage of the page
             parts = same_document(e, evidence)
+            aside = [alias for name in aspect.get("excluded", []) for alias in (name, *lexicon.aliases(name))]
             picked = best_units(
-                parts, weights, kind, asked, lexicon, avoid=others, label=constraint_words(aspect["text"])
+                parts,
+                weights,
+                kind,
+                asked,
+                lexicon,
+                avoid=others,
+                label=constraint_words(aspect["text"]),
+                aside=aside,
+                member=another_of(question) if aside else None,
             )
             if (
                 kind == "thing"
@@ -472,11 +483,15 @@ def best_units(
     *,
     avoid: frozenset[str] = frozenset(),
     label: Sequence[str] = (),
+    aside: Sequence[str] = (),
+    member: str | None = None,
 ) -> list[tuple[Unit, str]]:
     """The best unit, and the runner-up when it scores nearly as well (questions often ask two things). In a
     comparison, a unit that names another side speaks of the contrast, not of this side: it comes last. A
     table row whose label is the name the question asks about ("Plan: Pro") is that thing's row, ahead of a
-    row that only mentions it ("Everything in Pro")."""
+    row that only mentions it ("Everything in Pro"). Where the question sets names aside and asks for another
+    member of a class ("besides Northwind, has any other customer..."), a unit saying a name set aside comes
+    last, and a row naming a member by its column ("Customer: Harborview Grocers") first."""
     ranked = scored_units(parts, weights, kind, question, lexicon)
     if label:
         ranked = sorted(
@@ -488,7 +503,21 @@ def best_units(
             ranked,
             key=lambda item: bool(avoid & term_set(item[1].text)) and not _labelled(item[1], label),
         )
+    if aside:
+        ranked = sorted(
+            ranked,
+            key=lambda item: (
+                says_any(aside, item[1].text),
+                not (member and _names_member(item[1], member)),
+            ),
+        )
+        ranked = [item for item in ranked if not says_any(aside, item[1].text)] or ranked
     return [(u, eid) for score, u, eid in ranked[:2] if score >= w.RUNNER_UP * ranked[0][0]]
+
+
+def _names_member(unit: Unit, member: str) -> bool:
+    """A row naming a member of the class by its column ("Customer: Harborview Grocers" for "customer")."""
+    return unit.kind == "row" and any(name and stem(name.lower()) == member for name, _ in _cells_of(unit))
 
 
 def _labelled(unit: Unit, names: Sequence[str]) -> bool:

@@ -376,6 +376,16 @@ _EXCLUDING = re.compile(
 )
 
 
+_ANOTHER = re.compile(r"\b(?:any\s+other|another|other)\s+([a-z]+)", re.I)
+
+
+def another_of(question: str) -> str | None:
+    """The stem of the class a question asks for another member of ("besides Northwind, has any other customer
+    gotten a raised limit?": a customer, not Northwind)."""
+    m = _ANOTHER.search(question)
+    return None if m is None or m.group(1).lower() in STOPWORDS else stem(m.group(1).lower())
+
+
 def excluded_names(question: str, names: Sequence[str]) -> list[str]:
     """The names a question sets aside ("besides Northwind, has any other customer..."): the answer is about
     someone else."""

@@ -1192,6 +1192,11 @@ def _mentions(e: Evidence, name: str) -> bool:
     return _says_name(f"{e['title']} {e['text']}", name)
 
 
+def says_any(names: Sequence[str], text: str) -> bool:
+    """The text uses one of the names as words."""
+    return any(_says_name(text, name) for name in names)
+
+
 @lru_cache(maxsize=100_000)
 def _says_name(text: str, name: str) -> bool:
     # Cached: every candidate chain asks it of its root, for each name and alias of the asked entities

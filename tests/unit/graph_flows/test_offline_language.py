@@ -49,6 +49,7 @@ from graph_flows.reasoners.offline.compose import (
     unit_text,
 )
 from graph_flows.reasoners.offline.language import (
+    another_of,
     asked_class,
     asked_head,
     asks_lifetime,
@@ -1412,6 +1413,23 @@ def test_a_name_the_question_sets_aside_is_no_constraint_and_no_answer() -> None
     onward = _evidence("E3", "doc:q3", "Glaze", "Glaze orders follow the quota.", parent="E1")
     found = reflect(asdict(proposal), [theirs, other, onward], _Weights([]), max_seeds=3).established
     assert found == {"a1": ["E2"]}
+
+
+def test_another_member_of_a_class_is_the_answer_to_besides() -> None:
+    question = "besides Northmill, has any other bakery got a raised glaze quota?"
+    assert another_of(question) == "bakeri" and another_of("what quota does Northmill have?") is None
+    page = (
+        "# Glaze Quotas\n\n## Raising a quota\n\nA bakery can ask for a raised glaze quota through Sales.\n\n"
+        "## Current overrides\n\n| Bakery | Quota | Ticket |\n|---|---|---|\n| NM | 900 kg | KB-12 |\n"
+        "| Crumb & Co | 400 kg | KB-7 |"
+    )
+    e = _evidence("E1", "d", "Glaze Quotas", page)
+    weights = {t: 2.0 for t in question_terms(question) if t != "northmil"}
+    args = ([e], weights, "thing", question, Lexicon([]))
+    # the generic sentence says the question's words best; the row naming another bakery answers it
+    assert not best_units(*args)[0][0].text.startswith("Bakery: Crumb")
+    picked = best_units(*args, aside=["Northmill", "NM"], member="bakeri")
+    assert picked[0][0].text.startswith("Bakery: Crumb") and not any("NM" in u.text for u, _ in picked)
 
 
 def test_among_units_as_close_in_meaning_the_one_saying_the_questions_words_is_read() -> None:
