@@ -527,7 +527,11 @@ def _with_pairs(found: list[Unit], weights: dict[str, float], kind: str) -> list
     pairs = [
         Unit("sentence", f"{a.text} {b.text}", a.heading)
         for a, b in pairwise(found)
-        if a.kind == b.kind == "sentence" and a.heading == b.heading and shows(b.text) - shows(a.text)
+        if a.kind == b.kind == "sentence"
+        and a.heading == b.heading
+        # ... or, for a "when", where the first gives the date and the second what it is the date of
+        # ("Tracking ticket for iOS 4.3, target 2026-06-15. Scope: motor health card...")
+        and (shows(b.text) - shows(a.text) or (kind == "date" and shows(a.text) - shows(b.text)))
     ]
     return [*found, *pairs]
 
@@ -806,6 +810,11 @@ def best_chain_for(
                 and member_class in said_somewhere
                 and member_class not in heaviest
                 and not shows_type(reading.best, member_class)  # "which release": a version number names one
+                # "which ticket": the answer is a ticket's own (its key titles it) or names one by its key
+                and not (
+                    member_class == "ticket"
+                    and TICKET_KEY.search(f"{by_id[chain[-1]]['title']} {reading.best}")
+                )
             ):
                 # "which motor revision": where units read name the class, the answer's does ("KM-40 rev B
                 # motors"); a whining robot's ticket that names no motor is the start, not the answer
@@ -844,6 +853,9 @@ def best_chain_for(
         # (a place is named by its column: "Location: Shenzhen" keeps its label)
         answer = focus_row(reading.best, constraints)
         answer = answer if kind == "place" else row_values(answer)
+        if kind == "date" and says_without(reading.best, relation):
+            # "iOS 4.2 shipped without the card" says when it did not come, not when it comes
+            coverage *= w.SHAPELESS_FACT
         if (kind in TYPED_KINDS or kind == "explanation") and not has_answer_shape(answer, kind):
             # a "when" or "how many" the unit holds no date or quantity for is not answered by it
             coverage *= w.SHAPELESS_FACT if kind in QUANTITY_KINDS else w.SHAPE_PENALTY
@@ -891,6 +903,14 @@ def best_chain_for(
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
             best = (chain, coverage, frozenset(covered))
     return best
+
+
+_WITHOUT = re.compile(r"\bwithout\s+((?:[\w'’-]+\s+){0,3}[\w'’-]+)", re.I)
+
+
+def says_without(text: str, relation: Mapping[str, float]) -> bool:
+    """The unit says the asked thing is absent ("shipped without the motor health card")."""
+    return any(holds(term_set(m.group(1)), t) for m in _WITHOUT.finditer(text) for t in relation)
 
 
 def _all_aliases(called: Mapping[str, Sequence[str]] | None) -> list[str]:
@@ -1018,14 +1038,14 @@ def _grounded(
         return False
     if not mentions_all([c for c in pointed if VERSION.fullmatch(c)], near):
         return False  # a release is named where its facts are: "4.3" on a page of 4.2 plans is a passing word
-    if any(_other_release(reading.best, v, constraints) for v in constraints if VERSION.fullmatch(v)):
+    if any(_other_release(reading.best, v, constraints) for v in pointed if VERSION.fullmatch(v)):
         return False
     # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling;
     # a ticket a hop led to is another item by its own key ("FW-97 ... duplicate of FW-95"), not a sibling
     hop_to_item = len(chain) > 1 and bool(TICKET_KEY.fullmatch(last["title"].split(":", 1)[0]))
     return not any(
         names_a_sibling(reading.best, c) or (not hop_to_item and names_a_sibling(last["title"], c))
-        for c in constraints
+        for c in pointed
     )
 
 

@@ -81,6 +81,7 @@ from graph_flows.reasoners.offline.reflect import (
     readable_units,
     reflect,
     row_values,
+    says_without,
     shared_name,
 )
 
@@ -1250,6 +1251,50 @@ def test_a_release_named_in_the_clause_is_said_by_the_bridge_document_and_a_firm
     assert reflect(_asking(question), [ticket, comment, maker, other], lexicon, max_seeds=3).established == {
         "a1": ["E1", "E3"]
     }
+
+
+class _UnseenVerb(Lexicon):
+    """Term weights as a store would give them: the verb in no page, the product's name common."""
+
+    def idf(self, term: str) -> float:
+        return {"\x00": 5.0, "pull": 5.0, "remov": 3.0, "studio": 0.6, "ticket": 1.5}.get(term, 2.0)
+
+
+def test_which_ticket_is_answered_by_the_ticket_its_key_titles() -> None:
+    ticket = _evidence(
+        "E1", "doc:KB-165", "KB-165: Studio: remove glaze card", "Card stays behind the remote flag."
+    )
+    # a page read says "tickets": the answer must name one, and a ticket's own page does by its key
+    listing = _evidence(
+        "E2", "doc:plan", "Release Plan", "Tracking tickets: KB-160 (web) and KB-161 (Studio)."
+    )
+    question = "which ticket removed the glaze card from Studio?"
+    assert reflect(_asking(question), [ticket, listing], _UnseenVerb([]), max_seeds=3).established == {
+        "a1": ["E1"]
+    }
+
+
+def test_when_a_thing_comes_is_not_said_by_a_release_shipped_without_it() -> None:
+    question = "which ticket pulled the glaze card from Studio 3.1, and when does Studio get it?"
+    ticket = _evidence(
+        "E1", "doc:KB-165", "KB-165: Studio: remove glaze card from 3.1", "Card stays behind the flag."
+    )
+    without = _evidence(
+        "E2", "doc:plan", "Release 3.1 Plan", "Studio 3.1 shipped on 2026-03-10 without the glaze card."
+    )
+    # the date is said in the sentence before the one naming the card; 3.1 belongs to the first part, so the
+    # 3.2 release ticket is no sibling's
+    later = _evidence(
+        "E3",
+        "doc:KB-230",
+        "KB-230: Release Studio 3.2",
+        "Tracking ticket for Studio 3.2, target 2026-06-15. Scope: glaze card (removed from 3.1 in KB-165).",
+    )
+    proposal = asdict(plan(question, [], Lexicon([])))
+    found = reflect(proposal, [ticket, without, later], _UnseenVerb([]), max_seeds=3).established
+    assert found == {"a1": ["E1"], "a2": ["E3"]}
+    assert says_without("Studio 3.1 shipped without the glaze card.", {"card": 2.0})
+    assert not says_without("Studio 3.1 shipped with the glaze card.", {"card": 2.0})
 
 
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
