@@ -496,7 +496,8 @@ _CAUSING_VERB = re.compile(
     re.IGNORECASE,
 )
 _ASKS_WHEN = re.compile(
-    r"^\s*(?:and\s+|so\s+)?(?:when|by when|until when|what date|what day)\b", re.IGNORECASE
+    r"^\s*(?:(?:and|so|roughly|approximately|about|around)\s+)*(?:when|by when|until when|what date|what day)\b",
+    re.IGNORECASE,
 )
 _SCHEDULED = re.compile(
     r"\b(?:planned|scheduled|expected|supposed|slated|due|meant|set|going|likely)\b(?=\s+(?:to|for|on|by)\b)",

@@ -37,6 +37,8 @@ CANDIDATE_BUDGET = 5000  # visible rows the rarest phrases may bring in; commone
 MARKING_COST = 50  # reading one candidate row's text costs about as much as this many postings of a term
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's constants
 _FTS_TOKEN = re.compile(r"[^\W_]+")  # unicode61: runs of letters and digits
+# a release number ("4.3", "5.4.1") is searched as the phrase of its parts: "4" and "3" alone are everywhere
+_RELEASE_NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:\.\d+)?(?![\d.]*\d)")
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 
 CREATE_FTS = (
@@ -136,7 +138,7 @@ def query_phrases(query: str) -> list[tuple[str, ...]]:
 def _query_terms(query: str) -> dict[tuple[str, ...], tuple[str, ...]]:
     """Stored phrase -> its tokens as written (folded, unstemmed), in query order."""
     found: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for text_ in [*TICKET_KEY.findall(query), *content_terms(query)]:
+    for text_ in [*TICKET_KEY.findall(query), *_RELEASE_NUMBER.findall(query), *content_terms(query)]:
         written = tuple(_FTS_TOKEN.findall(fold(text_)))
         if written and len(found) < MAX_QUERY_TERMS:
             found.setdefault(tuple(_stem(t) for t in written), written)

@@ -387,7 +387,17 @@ def list_answer(
     parts = same_document(e, evidence)
     ranked = scored_units(parts, weights, "list", question, lexicon, prefer_first=False)
     best, eid = next(((u, i) for _, u, i in ranked if u.block >= 0 and u.kind in {"item", "row"}), (None, ""))
-    if best is None:
+    top = ranked[0][1] if ranked else None
+    if best is None or (
+        top is not None
+        and ranked[0][2] == e["id"]
+        and top.block < 0
+        and not any(u.block >= 0 and u.heading == top.heading for u in readable_units(e))
+        and not _LIST_NOUNS & set(aspect["terms"])
+    ):
+        # "how do I flag a dodgy email": the passage that answers says it in a sentence of a section with no
+        # list ("Phishing: use the Report phishing button"), better than any list does; a list of another
+        # section ("What counts") is not the answer, unless the question asks for steps or items
         return []
     home = next(p for p in parts if p["id"] == eid)
     block = [u for u in readable_units(home) if u.block == best.block]
@@ -441,11 +451,14 @@ def enclosing_lists(unit: Unit, e: Evidence, evidence: Sequence[Evidence]) -> li
     return _page_lists(e, evidence) if opens and listed * 2 >= len(read) else []
 
 
+# the words a question asks for a list by, whatever it is a list of
+_LIST_NOUNS = term_set("list steps step procedure process checklist items item things")
+
+
 def _asks_more_than_title(e: Evidence, aspect: dict[str, Any]) -> bool:
     """Whether the aspect asks about something inside the document, beyond naming it."""
     own = term_set(e["title"]) | {t for name in aspect["entities"] for t in term_set(name)}
-    scaffold = term_set("list steps step procedure process checklist items item things")
-    return any(t not in own and t not in scaffold for t in aspect["terms"])
+    return any(t not in own and t not in _LIST_NOUNS for t in aspect["terms"])
 
 
 def _bullets(heading: str, items: Sequence[Unit], total: int, prose: Sequence[Unit] = ()) -> str:

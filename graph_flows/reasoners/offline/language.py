@@ -376,6 +376,28 @@ _EXCLUDING = re.compile(
 )
 
 
+# "the next app version after 4.2", "the release after 4.2": the version one step on
+_VERSION_AFTER = re.compile(
+    r"\b(?:the\s+)?(?:(?:next|following)\s+((?:[a-z]+\s+){0,3}?)(?:after|following)"
+    r"|((?:[a-z]+\s+){0,2}?(?:version|release))\s+after)\s+v?(\d+)\.(\d+)(?:\.\d+)?\b",
+    re.I,
+)
+
+
+def version_after(question: str) -> str:
+    """The question with "the next version after 4.2" said as the version it means ("version 4.3"): pages
+    name a release by its number, never as the one after another ("major" steps the first number)."""
+
+    def step(m: re.Match[str]) -> str:
+        words = (m.group(1) or m.group(2) or "").strip()
+        major, minor = int(m.group(3)), int(m.group(4))
+        number = f"{major + 1}.0" if "major" in words.lower().split() else f"{major}.{minor + 1}"
+        noun = "" if re.search(r"\b(?:version|release)$", words, re.I) else " version"
+        return f"{words}{noun} {number}".strip()
+
+    return _VERSION_AFTER.sub(step, question)
+
+
 _ANOTHER = re.compile(r"\b(?:any\s+other|another|other)\s+([a-z]+)", re.I)
 
 
@@ -407,6 +429,9 @@ _SUBORDINATE = re.compile(
 )
 
 
+_HEDGE = re.compile(r"^\s*(?:(?:roughly|approximately|about|around)\s+)+", re.I)
+
+
 # a clause with no relative word: a noun, then who did something to it ("the robot we took back from Pinecrest")
 _ZERO_RELATIVE = re.compile(
     r"\b(?!(?:do|does|did|can|could|should|would|will|shall|must|may|might|have|has|had|are|is|was|were|am|"
@@ -427,6 +452,7 @@ _EARLIER_PART = re.compile(
 def subordinate_terms(question: str) -> frozenset[str]:
     """The terms of the clauses that pick out what the question is about rather than what it asks: a passage
     holding the answer may say them anywhere, not in the answering sentence."""
+    question = _HEDGE.sub("", question)  # "roughly when is...": the question word opens it, no clause
     clauses = [
         *_SUBORDINATE.finditer(question),
         *_ZERO_RELATIVE.finditer(question),

@@ -24,6 +24,7 @@ from graph_flows.reasoners.offline.language import (
     pick_words,
     question_parts,
     side_words,
+    version_after,
     words_for,
 )
 from graph_flows.state import Aspect, TurnRecord
@@ -103,6 +104,7 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         asked = previous.get("effective_question") or previous["question"]
         effective, edit = followup_question(asked, q, lexicon, answered=subjects)
         followup_of = previous["turn"]
+    effective = version_after(effective)  # "the next version after 4.2" is version 4.3
     keys = TICKET_KEY.findall(effective)
     quoted = QUOTED.findall(q)
     names = lexicon.names_in(effective)

@@ -572,7 +572,10 @@ def _read_densely(
     workspace"), the one holding more of the question's words, then the answer's shape, is the closest. Vectors
     are cached by text, so compose and later rounds reuse them."""
     ranked = sorted(readings.values(), key=lambda r: -(r.coverage + r.evidence.get("dense", 0.0)))
-    for reading in ranked[: w.DENSE_READ_PASSAGES]:
+    # the likeliest documents, each with every passage of it read (the steps chunk of a process, not only the
+    # one its warranty section is in)
+    docs = list(dict.fromkeys(r.evidence["doc_id"] for r in ranked))[: w.DENSE_READ_PASSAGES]
+    for reading in [r for r in ranked if r.evidence["doc_id"] in docs]:
         e = reading.evidence
         found = [u for u in readable_units(e) if len(u.text) > 3][: w.MAX_UNITS]
         if not found:

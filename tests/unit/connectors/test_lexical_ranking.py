@@ -139,3 +139,19 @@ def test_the_budget_counts_only_visible_rows(tmp_path: Path, monkeypatch: pytest
     crowded = _store(tmp_path / "crowded", PUBLIC_DOCS + COMMON_DOCS + HIDDEN_DOCS)
     outsider = frozenset({PUBLIC})
     assert _ranking(crowded, outsider) == _ranking(alone, outsider)
+
+
+def test_a_release_number_is_searched_as_the_phrase_of_its_parts(tmp_path: Path) -> None:
+    docs = [
+        _doc("r", "Release Studio 4.3", "Tracking ticket for the studio release, target June.", {PUBLIC}),
+        # "4" and "3" apart, more often: no release 4.3
+        _doc(
+            "n",
+            "Kiln counts",
+            "Kiln 4 fires 3 times a day; kiln 3 fires 4 times; kiln 4 rests 3 days.",
+            {PUBLIC},
+        ),
+    ]
+    store = _store(tmp_path, docs)
+    hits = store.search_text("when does 4.3 ship", frozenset({PUBLIC}), 5, mode="bm25")
+    assert hits[0].doc_id == "t:r"

@@ -65,6 +65,7 @@ from graph_flows.reasoners.offline.language import (
     question_parts,
     side_words,
     subordinate_terms,
+    version_after,
 )
 from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
@@ -1295,6 +1296,65 @@ def test_when_a_thing_comes_is_not_said_by_a_release_shipped_without_it() -> Non
     assert found == {"a1": ["E1"], "a2": ["E3"]}
     assert says_without("Studio 3.1 shipped without the glaze card.", {"card": 2.0})
     assert not says_without("Studio 3.1 shipped with the glaze card.", {"card": 2.0})
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (
+            "roughly when is the next app version after 4.2 supposed to come out?",
+            "roughly when is app version 4.3",
+        ),
+        ("what ships in the release after 6.1?", "what ships in the release 6.2?"),
+        ("when is the next major release after 4.2?", "when is major release 5.0?"),
+        ("when is the next release?", "when is the next release?"),  # no number to step from
+        ("what comes after 4.2?", "what comes after 4.2?"),  # "after" alone: no version asked
+    ],
+)
+def test_the_version_after_another_is_said_by_its_number(question: str, said: str) -> None:
+    assert version_after(question).startswith(said)
+
+
+def test_a_hedged_when_opens_the_question_not_a_clause() -> None:
+    question = "roughly when is glaze release 3.2 supposed to ship?"
+    assert subordinate_terms(question) == frozenset()
+    # "supposed to" is the schedule's, not a word the answer holds
+    assert stem("supposed") not in question_terms(question)
+
+
+def test_every_read_passage_of_the_likeliest_documents_is_read_densely() -> None:
+    question = "how long until a broken kiln is mended?"
+    weights = {t: 1.0 for t in question_terms(question)}
+    warranty = _evidence("E1", "doc:rma", "Returns", "# Returns\n\n## Warranty\n\n- Kilns: 24 months parts.")
+    steps = _evidence(
+        "E2", "doc:rma", "Returns", "# Returns\n\n## Steps\n\n1. Repair. Target turnaround: 10 days."
+    )
+    others = [
+        _evidence(f"E{i}", f"doc:o{i}", f"Other {i}", "# Other\n\nKilns are fired weekly.") for i in (3, 4, 5)
+    ]
+    # the steps passage says none of the question's words, so it ranks below its page's other passage
+    for e in (warranty, *others):
+        e["dense"] = 0.5
+    readings = {e["id"]: read(e, weights, float(len(weights))) for e in (warranty, steps, *others)}
+    _read_densely(readings, question, _Meaning({"Repair.": 0.62, "Kilns:": 0.5}), weights, "number")
+    assert readings["E2"].dense_best is not None and "10 days" in readings["E2"].dense_best.text
+
+
+def test_a_how_to_answered_by_a_sentence_is_not_a_list_of_another_section() -> None:
+    page = (
+        "# Security Incidents\n\n## What counts\n\n- A phishing email you opened.\n- A lost laptop.\n\n"
+        "## Phishing\n\nUse the Report phishing button in your mail app. It forwards the message to Security."
+    )
+    e = _evidence("E1", "doc:sec", "Security Incidents", page)
+    question = "how do I flag a dodgy-looking email?"
+    aspect = {"id": "a1", "text": question, "terms": question_terms(question), "entities": []}
+    weights = {t: 1.0 for t in aspect["terms"]}
+    close = _Meaning({"Report phishing": 0.7, "phishing email": 0.3})
+    assert list_answer(e, aspect, weights, question, close, [e]) == []
+    # asked for the steps, the list is the answer
+    steps = "what are the steps when I flag a dodgy-looking email?"
+    listed = {**aspect, "text": steps, "terms": question_terms(steps)}
+    assert list_answer(e, listed, weights, steps, close, [e])
 
 
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
