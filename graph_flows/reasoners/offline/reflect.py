@@ -224,9 +224,11 @@ def reflect(
             and not plan.get("comparison")
             and not (best_chain and best_cov >= w.ESTABLISHED)
             # the best reading goes through a bridge: a hop is missing, not a paraphrase (a policy and the
-            # one it replaces are one subject, no bridge); so does a question picking its subject out by a
-            # relative clause ("the customer that hosts our canary robots"): the closest unit is the bridge's
-            and (len(best_chain) <= 1 or _replaces_along(best_chain, by_id))
+            # one it replaces are one subject, no bridge; a chain too weak to say anything says no hop is
+            # missing either: "food on the road for work" is not a remote-work question); so does a question
+            # picking its subject out by a relative clause ("the customer that hosts our canary robots"): the
+            # closest unit is the bridge's
+            and (len(best_chain) <= 1 or _replaces_along(best_chain, by_id) or best_cov < w.WEAK_BRIDGE)
             and not picks_by_relative_clause(asked)
         ):
             meant = by_meaning(readings, kind, head, where, constraints, asked, weights)
@@ -296,7 +298,19 @@ def by_meaning(
     top = close[0]
     unit = top.dense_best
     assert unit is not None
-    rival = next((r.unit_dense for r in close[1:] if r.evidence["doc_id"] != top.evidence["doc_id"]), 0.0)
+    # a rival is another document's unit saying something else: not the same statement with other values (a
+    # policy's older version, shown as a conflict), nor a row about a case the question does not name
+    # ("Country: United Kingdom" for food on a work trip)
+    rival = next(
+        (
+            r.unit_dense
+            for r in close[1:]
+            if r.evidence["doc_id"] != top.evidence["doc_id"]
+            and not _same_statement(unit.text, r.dense_best.text if r.dense_best else "")
+            and not _about_an_unnamed_case(r.dense_best, asked)
+        ),
+        0.0,
+    )
     if top.unit_dense - rival < w.MEANING_MARGIN:
         return None
     if kind in TYPED_KINDS and not has_answer_shape(unit.text, kind):
@@ -324,6 +338,21 @@ def by_meaning(
     if neighbouring_row(e, unit, _asked_of(weights, constraints), kind, readings):
         return None
     return e["id"]
+
+
+def _same_statement(a: str, b: str) -> bool:
+    """Two units saying the same thing with other values ("Meal per diem: $75 per day for each full travel
+    day" and "... $60 per day ..."): most of their words are shared, numbers aside."""
+    words_a, words_b = ({t for t in tokens(x) if not t[:1].isdigit()} for x in (a, b))
+    return bool(words_a and words_b) and len(words_a & words_b) >= w.SAME_STATEMENT * len(words_a | words_b)
+
+
+def _about_an_unnamed_case(unit: Unit | None, asked: str) -> bool:
+    """A table row keyed by a name the question does not give ("Country: United Kingdom"): it answers for that
+    case, not the question's."""
+    if unit is None or unit.kind != "row" or not unit.label[:1].isupper():
+        return False
+    return not any(_says_name(asked, word) for word in unit.label.split() if word[:1].isupper())
 
 
 def names_someone_else(text: str, kind: str, names: Sequence[str]) -> bool:

@@ -72,6 +72,7 @@ from graph_flows.reasoners.offline.reflect import (
     _other_release,
     _read_densely,
     _replaces_along,
+    _same_statement,
     answering_reading,
     bridge_unit,
     focus_row,
@@ -1014,6 +1015,39 @@ def test_a_question_in_other_words_is_answered_by_the_unit_clearly_closest_in_me
     # not close enough, or another document nearly as close: no answer by meaning alone
     assert _ask(question, HANDBOOK, {"grant of": 0.4}) == {}
     assert _ask(question, HANDBOOK, {"grant of": 0.56, "travel desk": 0.55}) == {}
+
+
+def test_no_rival_in_meaning_is_an_older_statement_of_it_or_a_row_about_a_case_not_asked() -> None:
+    question = "how much can I spend on grub each day when I'm away for work?"
+    pages = {
+        "Travel Policy": "# Travel Policy\n\n## Meals\n\nMeal per diem: $75 per day for each full travel day.",
+        "Travel Policy 2024": "# Travel Policy 2024\n\n## Meals\n\nMeal per diem: $60 per day for each full travel day.",
+        "Meals Abroad": "# Meals Abroad\n\n| Country | Daily meal rate |\n|---|---|\n| Portugal | $80 |",
+    }
+    close = {"$75": 0.74, "$60": 0.72, "Portugal": 0.72}
+    assert _ask(question, pages, close) == {"a1": ["E1"]}
+    # a question naming the case makes its row a rival; another statement close in meaning is one too
+    assert _ask("how much can I spend on grub each day in Portugal for work?", pages, close) == {}
+    other = {**pages, "Travel Policy 2024": "# Hotels\n\nHotel nights are booked through the travel desk."}
+    assert _ask(question, other, {**close, "Hotel nights": 0.72}) == {}
+
+
+def test_a_bridge_too_weak_to_say_anything_leaves_the_question_to_meaning() -> None:
+    question = "how much can I spend on grub each day when I'm away for work?"
+    remote = {"id": "E1", "doc_id": "d1", "title": "Remote Work", "dense": 0.25, "parent": None,
+              "text": "# Remote Work\n\nRemote staff visit the office once per quarter."}  # fmt: skip
+    meals = {"id": "E2", "doc_id": "d2", "title": "Travel Policy", "dense": 0.25, "parent": "E1",
+             "text": "# Travel Policy\n\n## Meals\n\nMeal per diem: $75 per day for each full travel day."}  # fmt: skip
+    # the hop from the remote-work page says only "work": no hop is missing, the closest unit answers
+    found = reflect(_asking(question), [remote, meals], _Meaning({"$75": 0.74}), max_seeds=3).established
+    assert found == {"a1": ["E2"]}
+
+
+def test_same_statements_share_most_of_their_words_numbers_aside() -> None:
+    assert _same_statement(
+        "Per diem: $75 per day for each travel day.", "Per diem: $60 per day for each travel day."
+    )
+    assert not _same_statement("Per diem: $75 per day.", "Hotel cap: $250 per night in most cities.")
 
 
 def test_meaning_never_stands_in_for_the_asked_noun_a_place_or_a_span_of_time() -> None:
