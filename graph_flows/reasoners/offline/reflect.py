@@ -1073,7 +1073,9 @@ def _grounded(
     if any(_other_release(reading.best, v, constraints) for v in pointed if VERSION.fullmatch(v)):
         return False
     # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling;
-    # a ticket a hop led to is another item by its own key ("FW-97 ... duplicate of FW-95"), not a sibling
+    # a ticket a hop led to is another item by its own key ("FW-97 ... duplicate of FW-95"), not a sibling; a
+    # release the clause picking out the thing names ("pulled from iOS 4.2, and when does iOS get it") makes
+    # no sibling of the 4.3 release's page
     hop_to_item = len(chain) > 1 and bool(TICKET_KEY.fullmatch(last["title"].split(":", 1)[0]))
     return not any(
         names_a_sibling(reading.best, c) or (not hop_to_item and names_a_sibling(last["title"], c))
