@@ -736,13 +736,40 @@ def best_chain_for(
                 candidates.append((eid, [namer, eid], "name"))
     relation_of = {t for t in weights if t not in entity_terms}
 
+    def clause_pairs() -> Iterator[tuple[str, list[str], str]]:
+        """The page of another name the question gives ("Humboldt Peak, in the state where Silverton is",
+        "the spouse of Lil Hardin Armstrong ... What a Wonderful World") shares a proper name with the named
+        page that answers ("Colorado", "Louis Armstrong"): the pair is a chain ending on the named page."""
+        for root in entity_roots:
+            others = [c for c in [*constraints, *entities] if not _says_name(by_id[root]["title"], c)]
+            if len(chain_of(root, by_id)) != 1 or not others:
+                continue
+            for eid in readings:
+                title = by_id[eid]["title"]
+                if (
+                    by_id[eid]["doc_id"] == by_id[root]["doc_id"]
+                    or eid in elsewhere
+                    or len(chain_of(eid, by_id)) != 1
+                    or not any(_says_name(title, name) for name in others)
+                ):
+                    continue
+                # the name they share is neither page's own nor a name the question gives ("Louis Armstrong"
+                # may share a word with "Lil Hardin Armstrong")
+                own = {normalise(x) for x in [by_id[eid]["title"], by_id[root]["title"], *others]}
+                shared = shared_name(by_id[eid], by_id[root]["title"], by_id[root]["text"], loose=True)
+                if shared and normalise(shared[0]) not in own:
+                    yield root, [eid, root], "mention"
+
     def through_mentions() -> Iterator[tuple[str, list[str], str]]:
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
         as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
         a page about something else that names it too ("Prague astronomical clock"). Where the page gives
         the asked role to someone ("directed by Alexander Korda"), the bridge is them; a relative's facts
         are on their own page, reached by the relation."""
-        if kind == "list" or comparison or steps or of_relative or best[1] >= w.ESTABLISHED:
+        if kind == "list" or comparison or best[1] >= w.ESTABLISHED:
+            return
+        yield from clause_pairs()
+        if steps or of_relative:
             return
         fillers: dict[str, frozenset[str]] = {}
         for root in entity_roots:
@@ -771,7 +798,12 @@ def best_chain_for(
         by_name = linked == "name"
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
-        if len(chain) > 1 and chain[-1] in entity_roots and chain[0] not in entity_roots:
+        if (
+            len(chain) > 1
+            and chain[-1] in entity_roots
+            and chain[0] not in entity_roots
+            and linked != "mention"
+        ):
             continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
@@ -1164,7 +1196,9 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
 def mention_unit(e: Evidence, nxt: Evidence) -> str | None:
     """The unit of `e` naming what the next passage is about, where it has no page of its own ("died ...
     Prague" before "Prague astronomical clock")."""
-    shared = shared_name(e, nxt["title"], nxt["text"])
+    shared = shared_name(e, nxt["title"], nxt["text"]) or shared_name(
+        e, nxt["title"], nxt["text"], loose=True
+    )
     return shared[1] if shared else None
 
 
@@ -1174,10 +1208,11 @@ _OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
 # film", "a Chinese warlord"): no bridge by itself
 _GOES_ON = re.compile(rf"\s+(?:(?:of|de|von|van)\s+[{CAPITAL}]|[a-z])")
 _MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
+_LONGER = re.compile(rf"\s+(?:of|de|von|van)\s+[{CAPITAL}]")
 
 
 @lru_cache(maxsize=100_000)
-def _proper_names(text: str, *, title: bool = False) -> tuple[str, ...]:
+def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tuple[str, ...]:
     """Whole capitalised runs standing as nouns ("Leader of Opposition (Uganda)": "Uganda"; "1868, Prague"),
     not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
     passages reads the named page's units."""
@@ -1185,7 +1220,13 @@ def _proper_names(text: str, *, title: bool = False) -> tuple[str, ...]:
         m.group(0)
         for m in _PROPER_NAME.finditer(text)
         if (title or not _OPENS.search(text[: m.start()]))
-        and (title or not _GOES_ON.match(text, m.end()))
+        # a run going on into a longer name or a noun ("an American film") is no name by itself; read `loose`,
+        # a run of two capitalised words going on into a lowercase word is ("by Louis Armstrong from the album")
+        and (
+            title
+            or not _GOES_ON.match(text, m.end())
+            or (loose and " " in m.group(0) and not _LONGER.match(text, m.end()))
+        )
         and len(m.group(0)) > 3
         and m.group(0).lower() not in STOPWORDS
         and m.group(0) not in _MONTH_NAMES
@@ -1193,18 +1234,18 @@ def _proper_names(text: str, *, title: bool = False) -> tuple[str, ...]:
 
 
 def shared_name(
-    e: Evidence, title: str, said: str, asked: set[str] | frozenset[str] = frozenset()
+    e: Evidence, title: str, said: str, asked: set[str] | frozenset[str] = frozenset(), *, loose: bool = False
 ) -> tuple[str, str] | None:
     """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
     whole name of its own, and not one of the question's words: the bridge a page names without a page of
     its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
     names = [
         n
-        for n in dict.fromkeys([*_proper_names(title, title=True), *_proper_names(said)])
+        for n in dict.fromkeys([*_proper_names(title, title=True), *_proper_names(said, loose=loose)])
         if not term_set(n) & asked
     ]
     for unit in readable_units(e) if names else []:
-        here = _proper_names(unit.text)
+        here = _proper_names(unit.text, loose=loose)
         for name in names:
             if name in here:
                 return name, unit.text
@@ -1232,7 +1273,9 @@ def _takes_steps(
     if len(chain) < len(steps) or (entity_roots and chain[0] not in entity_roots):
         return False
     for (link, nxt), step in zip(pairwise(chain), steps, strict=False):
-        said = bridge_unit(by_id[link], by_id[nxt]) or ""
+        # the unit naming the next page, or the one naming the person both pages name ("the second wife of
+        # Louis Armstrong" before his single's page)
+        said = bridge_unit(by_id[link], by_id[nxt]) or mention_unit(by_id[link], by_id[nxt]) or ""
         held = term_set(said) | converses(said)
         if not any(holds(held, stem(word)) for word in STEP_SAID_AS.get(step, (step,))) or child_of(
             by_id[nxt]["text"], by_id[link]["title"]

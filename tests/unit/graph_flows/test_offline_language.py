@@ -70,6 +70,7 @@ from graph_flows.reasoners.offline.language import (
 from graph_flows.reasoners.offline.plan import plan
 from graph_flows.reasoners.offline.reflect import (
     _other_release,
+    _proper_names,
     _read_densely,
     _replaces_along,
     _same_statement,
@@ -2325,6 +2326,34 @@ def test_a_one_word_name_a_question_gives_is_the_title_that_disambiguates_it(
     lexicon = Lexicon(["Brand (play)", "Good, West Virginia", "Henrik Ibsen"])
     found = [e for e in plan(question, [], lexicon).entities if e in ("Brand (play)", "Good, West Virginia")]
     assert found == ([entity] if entity else [])
+
+
+def test_the_page_of_the_other_name_a_question_gives_leads_to_the_named_page_by_a_name_both_say() -> None:
+    question = "When did the spouse of Ines Marlow record Harbour Song?"
+    lexicon = _Weights(["Ines Marlow", "Harbour Song"])
+    proposal = asdict(plan(question, [], lexicon))
+    marlow = _evidence("E1", "doc:marlow", "Ines Marlow",
+                       "Ines Marlow (1898 - 1971) was a jazz pianist. She was the second wife of Tomas Brandt, "
+                       "with whom she toured in the 1920s.")  # fmt: skip
+    song = _evidence("E2", "doc:song", "Harbour Song",
+                     "Harbour Song is a single by Tomas Brandt from the album Harbour. Recorded August 16, 1967.")  # fmt: skip
+    # the wife's page names the husband, whose single's page says when: a chain ending on the single's page
+    assert reflect(proposal, [marlow, song], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
+    # a page sharing no name with it leads nowhere
+    other = {
+        **song,
+        "text": "Harbour Song is a single by Ada Voss from the album Harbour. Recorded August 16, 1967.",
+    }
+    assert reflect(proposal, [marlow, other], lexicon, max_seeds=3).established == {}
+
+
+def test_a_name_of_two_words_going_on_into_a_lowercase_word_is_one_when_read_loosely() -> None:
+    text = "Harbour Song is a single by Tomas Brandt from the album Harbour."
+    assert "Tomas Brandt" not in _proper_names(text)
+    assert "Tomas Brandt" in _proper_names(text, loose=True)
+    # an adjective is none however it is read, nor part of a longer name
+    assert "American" not in _proper_names("It is an American film.", loose=True)
+    assert "Duke" not in _proper_names("He was the Duke of Devonshire.", loose=True)
 
 
 def test_a_pair_joined_only_by_a_name_both_say_must_hold_most_of_the_relation() -> None:
