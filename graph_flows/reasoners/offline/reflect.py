@@ -1202,12 +1202,20 @@ def mention_unit(e: Evidence, nxt: Evidence) -> str | None:
     return shared[1] if shared else None
 
 
+# the words a name may go on into and still be a name by itself ("in Ohio and Kansas in the 19th century"); an
+# adjective goes on into a noun ("an American film")
+_FUNCTION_WORDS = (
+    r"(?:in|on|at|and|or|to|from|for|with|by|is|was|were|are|as|where|which|who|that|after|before)"
+)
 _PROPER_NAME = re.compile(rf"(?<![\w'’])[{CAPITAL}][\w'’-]*(?:\s+[{CAPITAL}][\w'’-]*)*")
 _OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
 # a run that is part of a longer name ("Duke of Devonshire", "King of Italy") or an adjective ("an American
 # film", "a Chinese warlord"): no bridge by itself
 _GOES_ON = re.compile(rf"\s+(?:(?:of|de|von|van)\s+[{CAPITAL}]|[a-z])")
+_GOES_ON_INTO_A_NOUN = re.compile(rf"\s+(?:(?:of|de|von|van)\s+[{CAPITAL}]|(?!{_FUNCTION_WORDS}\b)[a-z])")
 _MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
+_POSSESSIVE_S = re.compile(r"['’]s?$")
+_OF_A_NAME = re.compile(rf"[{CAPITAL}][\w'’.-]*\s+(?:of|de|von|van)\s+$")
 _LONGER = re.compile(rf"\s+(?:of|de|von|van)\s+[{CAPITAL}]")
 
 
@@ -1217,15 +1225,23 @@ def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tup
     not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
     passages reads the named page's units."""
     return tuple(
-        m.group(0)
+        _POSSESSIVE_S.sub("", m.group(0)) if title else m.group(0)  # "Kansas's congressional districts"
         for m in _PROPER_NAME.finditer(text)
         if (title or not _OPENS.search(text[: m.start()]))
         # a run going on into a longer name or a noun ("an American film") is no name by itself; read `loose`,
-        # a run of two capitalised words going on into a lowercase word is ("by Louis Armstrong from the album")
+        # a run going on into a function word is ("Ohio and Kansas in the 19th century"), and so is a run of two
+        # capitalised words going on into any lowercase word ("by Louis Armstrong from the album")
         and (
             title
             or not _GOES_ON.match(text, m.end())
-            or (loose and " " in m.group(0) and not _LONGER.match(text, m.end()))
+            or (
+                loose
+                and not _OF_A_NAME.search(text[: m.start()])  # "Miguel of Portugal and his wife"
+                and (
+                    not _GOES_ON_INTO_A_NOUN.match(text, m.end())
+                    or (" " in m.group(0) and not _LONGER.match(text, m.end()))
+                )
+            )
         )
         and len(m.group(0)) > 3
         and m.group(0).lower() not in STOPWORDS
@@ -1239,15 +1255,16 @@ def shared_name(
     """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
     whole name of its own, and not one of the question's words: the bridge a page names without a page of
     its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
+    titled = [n for n in _proper_names(title, title=True) if not term_set(n) & asked]
     names = [
-        n
-        for n in dict.fromkeys([*_proper_names(title, title=True), *_proper_names(said, loose=loose)])
-        if not term_set(n) & asked
+        n for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose)]) if not term_set(n) & asked
     ]
     for unit in readable_units(e) if names else []:
         here = _proper_names(unit.text, loose=loose)
+        # a name the other page is titled by is a name wherever it stands ("Kansas in the 19th century")
+        near = _proper_names(unit.text, loose=True) if titled and not loose else here
         for name in names:
-            if name in here:
+            if name in here or (name in titled and name in near):
                 return name, unit.text
     return None
 

@@ -2354,6 +2354,24 @@ def test_a_name_of_two_words_going_on_into_a_lowercase_word_is_one_when_read_loo
     # an adjective is none however it is read, nor part of a longer name
     assert "American" not in _proper_names("It is an American film.", loose=True)
     assert "Duke" not in _proper_names("He was the Duke of Devonshire.", loose=True)
+    assert "Portugal" not in _proper_names(
+        "She was the daughter of Miguel of Portugal and his wife.", loose=True
+    )
+    # read loosely, a name going on into a function word is one ("Kansas in the 19th century")
+    text = "He was an artist in Ohio and Kansas in the 19th century."
+    assert "Kansas" not in _proper_names(text) and "Kansas" in _proper_names(text, loose=True)
+    # a title's possessive is no part of the name
+    assert _proper_names("Kansas's congressional districts", title=True) == ("Kansas",)
+
+
+def test_a_name_a_page_is_titled_by_is_shared_wherever_the_other_page_says_it() -> None:
+    artist = _evidence(
+        "E1", "doc:w", "Hal Worra", "Hal Worra was an artist in Ohio and Kansas in the 19th century."
+    )
+    # the districts page is titled by the state the artist's page names in passing
+    assert shared_name(artist, "Kansas's congressional districts", "Kansas has 4 congressional districts.")
+    # a name said in the other page's text, not its title, is still read strictly
+    assert shared_name(artist, "Districts", "The state has 4 districts, like Kansas in the west.") is None
 
 
 def test_a_pair_joined_only_by_a_name_both_say_must_hold_most_of_the_relation() -> None:
