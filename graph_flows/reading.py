@@ -781,6 +781,9 @@ _SETTING = re.compile(
 )
 
 
+_OTHER_QUESTION_WORD = re.compile(r"(?:and\s+|so\s+)?(?:who|whom|whose|where|which|what)\b")
+
+
 def answer_type(question: str) -> str:
     """A coarse expected answer type from question cues: person, date, number, place, version (a release),
     explanation, yesno, choice (a pick between named options), list (a checklist, steps, a procedure), or
@@ -792,7 +795,9 @@ def answer_type(question: str) -> str:
         return "explanation"
     if _LIST_CUE.search(q):
         return "list"
-    if re.search(r"\b(when|what year|what (?:[\w-]+ )?date|which year|how long ago)\b", head):
+    dated = re.search(r"\b(when|what year|what (?:[\w-]+ )?date|which year|how long ago)\b", head)
+    # "who was president when the area became a state": the question word is "who"; the "when" is a clause's
+    if dated and not (dated.group(1) == "when" and _OTHER_QUESTION_WORD.match(q)):
         return "date"
     if re.search(
         r"\b(what do (?:we|i|you|they) (?:pay|charge|spend)|how much (?:do|does|did|will|would) .{0,40}"

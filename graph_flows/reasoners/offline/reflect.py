@@ -951,8 +951,11 @@ def best_chain_for(
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
-        if relation and any(
-            _gives_role_to_another(by_id[link], by_id[nxt], relation) for link, nxt in pairwise(chain)
+        # the role asked of the next page, not one the clause picking out the occasion says ("where the wind
+        # farm is located": located in counties of Iowa; the asked role is the president's)
+        asked_role = {t: v for t, v in relation.items() if t not in clause}
+        if asked_role and any(
+            _gives_role_to_another(by_id[link], by_id[nxt], asked_role) for link, nxt in pairwise(chain)
         ):
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if steps and not _takes_steps(chain, steps, by_id, entity_roots):

@@ -156,6 +156,9 @@ class Lexicon:
         ("what tipping rate do couriers get?", "number"),
         ("what fee does a late return cost?", "money"),
         ("what happens if the fee is late?", "thing"),
+        # the question word, not a clause's "when": "who was mayor when the mill opened?" asks for a person
+        ("who was mayor when the mill opened?", "person"),
+        ("so when did the mill open?", "date"),
     ],
 )
 def test_answer_type(question: str, kind: str) -> None:
@@ -1390,6 +1393,19 @@ def test_a_how_to_answered_by_a_sentence_is_not_a_list_of_another_section() -> N
     steps = "what are the steps when I flag a dodgy-looking email?"
     listed = {**aspect, "text": steps, "terms": question_terms(steps)}
     assert list_answer(e, listed, weights, steps, close, [e])
+
+
+def test_a_role_the_clause_says_of_someone_else_does_not_stop_the_hop() -> None:
+    question = "Who was mayor when the town where the Ravel Mill is located became a city?"
+    lexicon = _Weights(["Ravel Mill"])
+    proposal = asdict(plan(question, [], lexicon))
+    mill = _evidence("E1", "doc:mill", "Ravel Mill",
+                     "The Ravel Mill is located in Oak and Elm counties in northern Dunmore. It opened in 1890.")  # fmt: skip
+    town = _evidence("E2", "doc:town", "Dunmore", "Dunmore became a city in 1850 when Mayor Ada Voss signed its charter.",
+                     parent="E1")  # fmt: skip
+    # "located in Oak and Elm counties ... Dunmore" gives "located" to the counties: the clause's word, not the
+    # asked role (the mayor)
+    assert reflect(proposal, [mill, town], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
 
 
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
