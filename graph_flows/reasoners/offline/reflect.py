@@ -737,9 +737,10 @@ def best_chain_for(
     relation_of = {t for t in weights if t not in entity_terms}
 
     def clause_pairs() -> Iterator[tuple[str, list[str], str]]:
-        """The page of another name the question gives ("Humboldt Peak, in the state where Silverton is",
-        "the spouse of Lil Hardin Armstrong ... What a Wonderful World") shares a proper name with the named
-        page that answers ("Colorado", "Louis Armstrong"): the pair is a chain ending on the named page."""
+        """The page of another name the question gives ("the spouse of Lil Hardin Armstrong ... What a
+        Wonderful World", "the Consulate General ... in the city Sarah Sorge was born") shares a proper name
+        with the named page that answers ("Louis Armstrong", "Frankfurt"): the pair is a chain ending on the
+        named page."""
         for root in entity_roots:
             others = [c for c in [*constraints, *entities] if not _says_name(by_id[root]["title"], c)]
             if len(chain_of(root, by_id)) != 1 or not others:
