@@ -1267,8 +1267,15 @@ def shared_name(
         here = _proper_names(unit.text, loose=loose)
         # a name the other page is titled by is a name wherever it stands ("Kansas in the 19th century")
         near = _proper_names(unit.text, loose=True) if titled and not loose else here
+        # read loosely, a person's surname alone is their name where one page gives it whole ("Ed Sheeran",
+        # then "Sheeran and Wadge began writing")
+        surnames = {n.split()[-1]: n for n in here if len(n.split()) == 2} if loose else {}
         for name in names:
             if name in here or (name in titled and name in near):
+                return name, unit.text
+            if name in surnames:
+                return surnames[name], unit.text
+            if loose and len(name.split()) == 2 and name.split()[-1] in here:
                 return name, unit.text
     return None
 

@@ -2363,6 +2363,19 @@ def test_the_page_of_the_other_name_a_question_gives_leads_to_the_named_page_by_
     assert reflect(proposal, [marlow, other], lexicon, max_seeds=3).established == {}
 
 
+def test_read_loosely_a_surname_alone_is_the_name_the_other_page_gives_whole() -> None:
+    extended_play = _evidence(
+        "E1", "doc:ep", "Songs for Ada", "Songs for Ada is an extended play by Tomas Brandt."
+    )
+    said = "In the kitchen, Brandt and Voss began writing the song at 2 am."
+    assert shared_name(extended_play, "Harbour Song", said, loose=True) == (
+        "Tomas Brandt",
+        "Songs for Ada is an extended play by Tomas Brandt.",
+    )
+    # read strictly, a surname is no one's name but its own
+    assert shared_name(extended_play, "Harbour Song", said) is None
+
+
 def test_a_name_of_two_words_going_on_into_a_lowercase_word_is_one_when_read_loosely() -> None:
     text = "Harbour Song is a single by Tomas Brandt from the album Harbour."
     assert "Tomas Brandt" not in _proper_names(text)
