@@ -95,6 +95,22 @@ def _one_word_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> l
     return out
 
 
+def _plural_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> list[str]:
+    """A title the question writes as a possessive ("Big Eye's main director" for the film "Big Eyes"): the
+    name with its "s" back, where that is a visible title and the name without it is none."""
+    known = {normalise(n) for n in names}
+    out = []
+    for span in name_spans_in(question):
+        if not re.search(r"['’]s$", span):
+            continue
+        base = _POSSESSIVE.sub("", span)
+        if normalise(base) in known or lexicon.resolve(base):
+            continue
+        if lexicon.resolve(f"{base}s"):
+            out.append(f"{base}s")
+    return out
+
+
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
     q = " ".join(question.split())
     effective, followup_of, edit = q, None, ""
@@ -109,7 +125,16 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
     quoted = QUOTED.findall(q)
     names = lexicon.names_in(effective)
     spelled, shared = distributed(effective, names, lexicon)  # "the Android and iOS crash triage"
-    entities = dedupe([*keys, *quoted, *shared, *names, *_one_word_titles(effective, names, lexicon)])
+    entities = dedupe(
+        [
+            *keys,
+            *quoted,
+            *shared,
+            *names,
+            *_one_word_titles(effective, names, lexicon),
+            *_plural_titles(effective, names, lexicon),
+        ]
+    )
     kind = answer_type(q)
     if followup_of is not None and (kind == "thing" or edit == "entity"):
         kind = answer_type(effective)

@@ -2403,6 +2403,13 @@ def test_a_name_a_page_is_titled_by_is_shared_wherever_the_other_page_says_it() 
     assert shared_name(artist, "Districts", "The state has 4 districts, like Kansas in the west.") is None
 
 
+def test_a_title_written_as_a_possessive_is_the_title() -> None:
+    lexicon = Lexicon(["Big Kilns", "Ada Voss"])
+    assert "Big Kilns" in plan("Who is the spouse of Big Kiln's main director?", [], lexicon).entities
+    # a possessive of a name the lexicon knows stays that name
+    assert plan("Who is Ada Voss's father?", [], lexicon).entities == ["Ada Voss"]
+
+
 def test_a_pair_joined_only_by_a_name_both_say_must_hold_most_of_the_relation() -> None:
     pages = {
         "Ines Marlow": MARLOW["Ines Marlow"],
