@@ -495,9 +495,10 @@ _CAUSING_VERB = re.compile(
     r"\s+(?:us|them|him|her)\s+to\b",
     re.IGNORECASE,
 )
+# words a question may open with before its question word ("roughly when is...")
+HEDGES = "roughly|approximately|about|around"
 _ASKS_WHEN = re.compile(
-    r"^\s*(?:(?:and|so|roughly|approximately|about|around)\s+)*(?:when|by when|until when|what date|what day)\b",
-    re.IGNORECASE,
+    rf"^\s*(?:(?:and|so|{HEDGES})\s+)*(?:when|by when|until when|what date|what day)\b", re.IGNORECASE
 )
 _SCHEDULED = re.compile(
     r"\b(?:planned|scheduled|expected|supposed|slated|due|meant|set|going|likely)\b(?=\s+(?:to|for|on|by)\b)",

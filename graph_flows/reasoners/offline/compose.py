@@ -62,6 +62,7 @@ from graph_flows.reasoners.offline.reflect import (
     key_mentioned,
     mention_unit,
     mentions_all,
+    names_set_aside,
     nationality_unit,
     readable_units,
     says_any,
@@ -147,7 +148,7 @@ def compose(
             # when its words are the page's title ("the range" in "Fen Range Specifications"), from the row
             # that says it in another passage of the page
             parts = same_document(e, evidence)
-            aside = [alias for name in aspect.get("excluded", []) for alias in (name, *lexicon.aliases(name))]
+            aside = names_set_aside(aspect, lexicon)
             picked = best_units(
                 parts,
                 weights,
@@ -387,10 +388,11 @@ def list_answer(
     parts = same_document(e, evidence)
     ranked = scored_units(parts, weights, "list", question, lexicon, prefer_first=False)
     best, eid = next(((u, i) for _, u, i in ranked if u.block >= 0 and u.kind in {"item", "row"}), (None, ""))
-    top = ranked[0][1] if ranked else None
-    if best is None or (
-        top is not None
-        and ranked[0][2] == e["id"]
+    if best is None:
+        return []
+    _, top, top_id = ranked[0]
+    if (
+        top_id == e["id"]
         and top.block < 0
         and not any(u.block >= 0 and u.heading == top.heading for u in readable_units(e))
         and not _LIST_NOUNS & set(aspect["terms"])

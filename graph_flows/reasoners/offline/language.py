@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, fold, normalise, tokens
-from graph_flows.reading import DIMENSIONS, MONTHS, TYPE_NOUNS, question_terms, stem, terms
+from graph_flows.reading import DIMENSIONS, HEDGES, MONTHS, TYPE_NOUNS, question_terms, stem, terms
 from graph_flows.reasoners.base import Lexicon
 
 _FOLLOWUP_START = re.compile(
@@ -429,7 +429,9 @@ _SUBORDINATE = re.compile(
 )
 
 
-_HEDGE = re.compile(r"^\s*(?:(?:roughly|approximately|about|around)\s+)+", re.I)
+_HEDGE = re.compile(rf"^\s*(?:(?:{HEDGES})\s+)+", re.I)
+# a possessive ending ("Brand's", "Kansas's"): not part of the name
+POSSESSIVE = re.compile(r"['’]s?$")
 
 
 # a clause with no relative word: a noun, then who did something to it ("the robot we took back from Pinecrest")

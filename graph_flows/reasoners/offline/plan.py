@@ -13,6 +13,7 @@ from graph_flows.reading import STEP_SAID_AS, answer_type, kin_steps, question_t
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
+    POSSESSIVE,
     QUOTED,
     comparison_sides,
     distributed,
@@ -65,14 +66,11 @@ def _by_steps(aspect: Aspect) -> Aspect:
     return {**aspect, "terms": dedupe([*kept, *terms(" ".join(said))]), "steps": list(steps)}
 
 
-_POSSESSIVE = re.compile(r"['’]s?$")
-
-
 def _stands_alone(word: str, question: str) -> bool:
     """The word is not one of a run of capitalised words ("No Good, Very Bad Day", "Alexander Good")."""
     tokens = re.findall(r"[\w'’-]+", question)
     for i, token in enumerate(tokens):
-        if _POSSESSIVE.sub("", token) == word:
+        if POSSESSIVE.sub("", token) == word:
             before = tokens[i - 1] if i else ""
             after = tokens[i + 1] if i + 1 < len(tokens) else ""
             return not before[:1].isupper() and not after[:1].isupper()
@@ -86,7 +84,7 @@ def _one_word_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> l
     found = {w for name in names for w in normalise(name).split()}
     out = []
     for span in name_spans_in(question):
-        word = _POSSESSIVE.sub("", span)
+        word = POSSESSIVE.sub("", span)
         if " " in word or normalise(word) in found or not _stands_alone(word, question):
             continue
         titles = lexicon.titled(word)
@@ -103,7 +101,7 @@ def _plural_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> lis
     for span in name_spans_in(question):
         if not re.search(r"['’]s$", span):
             continue
-        base = _POSSESSIVE.sub("", span)
+        base = POSSESSIVE.sub("", span)
         if normalise(base) in known or lexicon.resolve(base):
             continue
         if lexicon.resolve(f"{base}s"):

@@ -56,6 +56,7 @@ from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionPropo
 from graph_flows.reasoners.offline import weights as w
 from graph_flows.reasoners.offline.language import (
     CAPITAL,
+    POSSESSIVE,
     VERSION,
     asked_class,
     asked_head,
@@ -169,13 +170,12 @@ def reflect(
             if len(lost) == 1 < len(weights) - 2
             else weights
         )
-        if aspect.get("excluded"):
+        if aside := names_set_aside(aspect, lexicon):
             # "besides Northwind": a passage titled or answering about a name set aside is not the answer
-            aside = [alias for name in aspect["excluded"] for alias in (name, *lexicon.aliases(name))]
             readings = {
                 eid: r
                 for eid, r in readings.items()
-                if not any(_says_name(f"{r.evidence['title']} {r.best}", name) for name in aside)
+                if not says_any(aside, f"{r.evidence['title']} {r.best}")
             }
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
@@ -231,7 +231,7 @@ def reflect(
             and (len(best_chain) <= 1 or _replaces_along(best_chain, by_id) or best_cov < w.WEAK_BRIDGE)
             and not picks_by_relative_clause(asked)
         ):
-            meant = by_meaning(readings, kind, head, where, constraints, asked, weights)
+            meant = by_meaning(readings, kind, head, where, constraints, asked, weights, member_class)
         if meant is not None:
             established[aspect["id"]] = [meant]
             notes.append(f"{aspect['id']}: established by meaning: {meant}")
@@ -286,6 +286,7 @@ def by_meaning(
     constraints: Sequence[str],
     asked: str,
     weights: Mapping[str, float],
+    member_class: str | None = None,
 ) -> str | None:
     """A question in words no page uses ("money for kitting out my home workspace") is answered by the unit
     closest to it in meaning when that unit is clearly closer than any other document's, has the answer's
@@ -323,7 +324,6 @@ def by_meaning(
         return None
     # "which database": a class whose members have a shape the unit names one of, however close it is in meaning
     # ("which tool" has no such shape: any name may be one)
-    member_class = asked_class(asked)
     if member_class in TYPE_NOUNS and not (
         holds(term_set(unit.text), member_class) or shows_type(unit.text, member_class)
     ):
@@ -745,6 +745,9 @@ def best_chain_for(
             others = [c for c in [*constraints, *entities] if not _says_name(by_id[root]["title"], c)]
             if len(chain_of(root, by_id)) != 1 or not others:
                 continue
+            # the name they share is neither page's own nor a name the question gives ("Louis Armstrong" may
+            # share a word with "Lil Hardin Armstrong")
+            given = {normalise(x) for x in [by_id[root]["title"], *others]}
             for eid in readings:
                 title = by_id[eid]["title"]
                 if (
@@ -754,11 +757,8 @@ def best_chain_for(
                     or not any(_says_name(title, name) for name in others)
                 ):
                     continue
-                # the name they share is neither page's own nor a name the question gives ("Louis Armstrong"
-                # may share a word with "Lil Hardin Armstrong")
-                own = {normalise(x) for x in [by_id[eid]["title"], by_id[root]["title"], *others]}
                 shared = shared_name(by_id[eid], by_id[root]["title"], by_id[root]["text"], loose=True)
-                if shared and normalise(shared[0]) not in own:
+                if shared and normalise(shared[0]) not in given | {normalise(title)}:
                     yield root, [eid, root], "mention"
 
     def through_mentions() -> Iterator[tuple[str, list[str], str]]:
@@ -1215,12 +1215,12 @@ _PROPER_NAME = re.compile(rf"(?<![\w'’])[{CAPITAL}][\w'’-]*(?:\s+[{CAPITAL}]
 _OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
 # a run that is part of a longer name ("Duke of Devonshire", "King of Italy") or an adjective ("an American
 # film", "a Chinese warlord"): no bridge by itself
-_GOES_ON = re.compile(rf"\s+(?:(?:of|de|von|van)\s+[{CAPITAL}]|[a-z])")
-_GOES_ON_INTO_A_NOUN = re.compile(rf"\s+(?:(?:of|de|von|van)\s+[{CAPITAL}]|(?!{_FUNCTION_WORDS}\b)[a-z])")
+_OF = r"(?:of|de|von|van)"
+_LONGER = re.compile(rf"\s+{_OF}\s+[{CAPITAL}]")
+_GOES_ON = re.compile(rf"{_LONGER.pattern}|\s+[a-z]")
+_GOES_ON_INTO_A_NOUN = re.compile(rf"{_LONGER.pattern}|\s+(?!{_FUNCTION_WORDS}\b)[a-z]")
+_OF_A_NAME = re.compile(rf"[{CAPITAL}][\w'’.-]*\s+{_OF}\s+$")  # the run ends a longer name
 _MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
-_POSSESSIVE_S = re.compile(r"['’]s?$")
-_OF_A_NAME = re.compile(rf"[{CAPITAL}][\w'’.-]*\s+(?:of|de|von|van)\s+$")
-_LONGER = re.compile(rf"\s+(?:of|de|von|van)\s+[{CAPITAL}]")
 
 
 @lru_cache(maxsize=100_000)
@@ -1229,7 +1229,7 @@ def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tup
     not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
     passages reads the named page's units."""
     return tuple(
-        _POSSESSIVE_S.sub("", m.group(0)) if title else m.group(0)  # "Kansas's congressional districts"
+        POSSESSIVE.sub("", m.group(0)) if title else m.group(0)  # "Kansas's congressional districts"
         for m in _PROPER_NAME.finditer(text)
         if (title or not _OPENS.search(text[: m.start()]))
         # a run going on into a longer name or a noun ("an American film") is no name by itself; read `loose`,
@@ -1315,6 +1315,11 @@ def _takes_steps(
 def _mentions(e: Evidence, name: str) -> bool:
     """The passage (its title or text) uses the name as words ("NWL Reno called"; never the "rc" in "source")."""
     return _says_name(f"{e['title']} {e['text']}", name)
+
+
+def names_set_aside(aspect: dict[str, Any], lexicon: Lexicon) -> list[str]:
+    """The names a question sets aside ("besides Northwind"), with the other names of their documents ("NWL")."""
+    return [alias for name in aspect.get("excluded", []) for alias in (name, *lexicon.aliases(name))]
 
 
 def says_any(names: Sequence[str], text: str) -> bool:
