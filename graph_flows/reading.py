@@ -998,7 +998,7 @@ _SHOWN_BY = {
     "company": re.compile(
         r"\b(?!(?:The|A|An|Our|Their|This|That|Its|Each|Every)\s)(?:[A-Z][\w&'’.-]*\s+){1,4}(?:Inc|Ltd|LLC|GmbH|AG|BV|B\.V|SA|S\.A|plc|Corp|Corporation|Company|Co"
         r"|Group|Holdings|Industries|Systems|Technologies|Labs|Logistics|Components|Manufacturing|Partners"
-        r"|Solutions|Electronics|Motors|Sensors|Freight|Metals|Works|Foods|Grocers|Supply|Supplies)\b"
+        r"|Solutions|Electronics|Motors|Sensors|Freight|Metals|Works|Foods|Supply|Supplies)\b"
     ),
 }
 
