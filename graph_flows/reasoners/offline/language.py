@@ -454,18 +454,23 @@ _EARLIER_PART = re.compile(
 def subordinate_terms(question: str) -> frozenset[str]:
     """The terms of the clauses that pick out what the question is about rather than what it asks: a passage
     holding the answer may say them anywhere, not in the answering sentence."""
+    # with the names and codes said there ("whose late delivery held up Android 4.2": the release too)
+    return frozenset(
+        t
+        for clause in subordinate_clauses(question)
+        for t in [*question_terms(clause), *(stem(c) for c in constraint_words(clause))]
+    )
+
+
+def subordinate_clauses(question: str) -> list[str]:
+    """The clauses themselves ("Silverton is located"): what `subordinate_terms` reads."""
     question = _HEDGE.sub("", question)  # "roughly when is...": the question word opens it, no clause
     clauses = [
         *_SUBORDINATE.finditer(question),
         *_ZERO_RELATIVE.finditer(question),
         *_EARLIER_PART.finditer(question),
     ]
-    # with the names and codes said there ("whose late delivery held up Android 4.2": the release too)
-    return frozenset(
-        t
-        for m in clauses
-        for t in [*question_terms(m.group(1)), *(stem(c) for c in constraint_words(m.group(1)))]
-    )
+    return [m.group(1) for m in clauses]
 
 
 def picks_by_time(question: str) -> bool:

@@ -64,6 +64,7 @@ from graph_flows.reasoners.offline.language import (
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
+    subordinate_clauses,
     subordinate_terms,
     words_for,
 )
@@ -110,6 +111,7 @@ def reflect(
     missing: list[Gap] = []
     candidates: dict[str, EntityCandidate] = {}
     uncovered_words: list[str] = []
+    clause_queries: list[str] = []
     notes: list[str] = []
     by_id = {e["id"]: e for e in evidence}
     all_sides = [name for a in plan["aspects"] for name in a["entities"]]
@@ -252,6 +254,14 @@ def reflect(
             continue
         uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
         uncovered_words += words_for(asked, uncovered)
+        # a name the clause picking out the subject gives, with no page of its own, is read where pages say it
+        # ("the state where Silverton is located": a page saying "Silverton, Colorado")
+        clause_queries += [
+            clause
+            for clause in subordinate_clauses(asked)
+            if (named := [c for c in constraints if _says_name(clause, c)])
+            and not any(_says_name(f"{e['title']} {e['text']}", c) for c in named for e in evidence)
+        ]
         if best_chain and best_cov >= 0.2:
             head = by_id[best_chain[-1]]["title"]
             what = (
@@ -267,6 +277,7 @@ def reflect(
     if uncovered_words:
         anchor = " ".join(plan.get("entities", [])[:2])
         queries.append(f"{anchor} {' '.join(dedupe(uncovered_words))}".strip())
+    queries += dedupe(clause_queries)
     return ReflectionProposal(
         relevance=relevance,
         established=established,
@@ -754,11 +765,17 @@ def best_chain_for(
                     by_id[eid]["doc_id"] == by_id[root]["doc_id"]
                     or eid in elsewhere
                     or len(chain_of(eid, by_id)) != 1
-                    or not any(_says_name(title, name) for name in others)
                 ):
                     continue
-                shared = shared_name(by_id[eid], by_id[root]["title"], by_id[root]["text"], loose=True)
-                if shared and normalise(shared[0]) not in given | {normalise(title)}:
+                if any(_says_name(title, name) for name in others):
+                    shared = shared_name(by_id[eid], by_id[root]["title"], by_id[root]["text"], loose=True)
+                    if shared and normalise(shared[0]) not in given | {normalise(title)}:
+                        yield root, [eid, root], "mention"
+                elif _beside_a_shared_name(
+                    by_id[eid], [c for c in others if stem(c) in clause], by_id[root], given
+                ):
+                    # no page of the clause's name: a passage saying it beside a name the named page says
+                    # ("1898 in Silverton, Colorado" and "Humboldt Peak (Colorado)")
                     yield root, [eid, root], "mention"
 
     def through_mentions() -> Iterator[tuple[str, list[str], str]]:
@@ -938,13 +955,16 @@ def best_chain_for(
             # "a deliverable for 2026 (see Release 4.2 Plan)": the year is this page's; the page it names,
             # read too, may hold the day
             coverage *= w.SHAPE_PENALTY
+        # a clause's pair ends on the named page: the question's name is where the answer is
+        ends_on_named = linked == "mention" and chain[-1] in entity_roots
         if (
             entities
             and by_id[chain[0]]["doc_id"] not in own
             and not any(_mentions(by_id[chain[0]], name) for name in [*entities, *_all_aliases(called)])
+            and not ends_on_named
         ):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
-        elif entity_roots and chain[0] not in entity_roots:
+        elif entity_roots and chain[0] not in entity_roots and not ends_on_named:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
         if constraints and not _grounded(
             _unaliased(constraints, chain, by_id, called), chain, by_id, reading, clause
@@ -1211,7 +1231,9 @@ def mention_unit(e: Evidence, nxt: Evidence) -> str | None:
 _FUNCTION_WORDS = (
     r"(?:in|on|at|and|or|to|from|for|with|by|is|was|were|are|as|where|which|who|that|after|before)"
 )
-_PROPER_NAME = re.compile(rf"(?<![\w'’])[{CAPITAL}][\w'’-]*(?:\s+[{CAPITAL}][\w'’-]*)*")
+# a capitalised word, not running on through a possessive ("Mozart's Eine kleine Nachtmusik": "Mozart" owns it)
+_CAPITAL_WORD = rf"[{CAPITAL}](?:[\w-]|['’](?!s(?!\w)))*"
+_PROPER_NAME = re.compile(rf"(?<![\w'’]){_CAPITAL_WORD}(?:\s+{_CAPITAL_WORD})*(?P<owner>['’]s(?!\w))?")
 _OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
 # a run that is part of a longer name ("Duke of Devonshire", "King of Italy") or an adjective ("an American
 # film", "a Chinese warlord"): no bridge by itself
@@ -1229,7 +1251,7 @@ def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tup
     not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
     passages reads the named page's units."""
     return tuple(
-        POSSESSIVE.sub("", m.group(0)) if title else m.group(0)  # "Kansas's congressional districts"
+        POSSESSIVE.sub("", m.group(0)) if title or m.group("owner") else m.group(0)  # "Kansas's districts"
         for m in _PROPER_NAME.finditer(text)
         if (title or not _OPENS.search(text[: m.start()]))
         # a run going on into a longer name or a noun ("an American film") is no name by itself; read `loose`,
@@ -1237,6 +1259,7 @@ def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tup
         # capitalised words going on into any lowercase word ("by Louis Armstrong from the album")
         and (
             title
+            or m.group("owner")  # whatever follows is what the name owns ("Mozart's juvenile works")
             or not _GOES_ON.match(text, m.end())
             or (
                 loose
@@ -1278,6 +1301,25 @@ def shared_name(
             if loose and len(name.split()) == 2 and name.split()[-1] in here:
                 return name, unit.text
     return None
+
+
+def _beside_a_shared_name(e: Evidence, clause_names: Sequence[str], root: Evidence, given: set[str]) -> bool:
+    """A unit of `e` says a name of the question's clause and, in the same sentence, a proper name the root page
+    says too (in its title or text): the place or owner the clause picks out ("Silverton, Colorado")."""
+    if not clause_names:
+        return False
+    root_names = {
+        normalise(n)
+        for n in [*_proper_names(root["title"], title=True), *_proper_names(root["text"], loose=True)]
+    }
+    for unit in readable_units(e):
+        if not any(_says_name(unit.text, c) for c in clause_names):
+            continue
+        for name in _proper_names(unit.text, loose=True):
+            key = normalise(name)
+            if key in root_names and key not in given and not any(_says_name(name, c) for c in clause_names):
+                return True
+    return False
 
 
 def _gives_role_to_another(e: Evidence, nxt: Evidence, relation: Mapping[str, float]) -> bool:

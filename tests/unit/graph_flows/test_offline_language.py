@@ -2363,6 +2363,37 @@ def test_the_page_of_the_other_name_a_question_gives_leads_to_the_named_page_by_
     assert reflect(proposal, [marlow, other], lexicon, max_seeds=3).established == {}
 
 
+def test_a_name_the_clause_gives_with_no_page_is_read_beside_a_name_the_named_page_says() -> None:
+    question = "Brask Peak, in the state where Ottmoor is located, is part of what mountain range?"
+    lexicon = _Weights(["Brask Peak"])
+    proposal = asdict(plan(question, [], lexicon))
+    peak = _evidence("E1", "doc:peak", "Brask Peak",
+                     "Brask Peak is a high summit in the Harl Range of the Western Mountains, in Velmark.")  # fmt: skip
+    mapper = _evidence("E2", "doc:mapper", "Ida Wren (cartographer)",
+                       "Ida Wren (1840 - 1898, died in Ottmoor, Velmark) drew maps of the region.")  # fmt: skip
+    # the peak's page alone never says where Ottmoor is: read it elsewhere
+    alone = reflect(proposal, [peak], lexicon, max_seeds=3)
+    assert alone.established == {}
+    assert "Ottmoor is located" in alone.queries
+    # a page saying the clause's name beside the state the peak's page names makes the chain
+    assert reflect(proposal, [peak, mapper], lexicon, max_seeds=3).established == {"a1": ["E2", "E1"]}
+    # once a page says the name, it is not searched for again
+    assert "Ottmoor is located" not in reflect(proposal, [peak, mapper], lexicon, max_seeds=3).queries
+    # a page saying the name beside another state leads nowhere
+    elsewhere = {
+        **mapper,
+        "text": "Ida Wren (1840 - 1898, died in Ottmoor, Dunland) drew maps of the region.",
+    }
+    assert reflect(proposal, [peak, elsewhere], lexicon, max_seeds=3).established == {}
+
+
+def test_a_possessive_ends_a_name_whatever_follows() -> None:
+    text = "The pieces include Bach's Cello Suite, Ilse Varn's Kleine Nacht and works of Varn's youth."
+    names = _proper_names(text)
+    assert "Bach" in names and "Ilse Varn" in names and "Varn" in names
+    assert not any("'" in n for n in names)  # the possessive is no part of the name
+
+
 def test_read_loosely_a_surname_alone_is_the_name_the_other_page_gives_whole() -> None:
     extended_play = _evidence(
         "E1", "doc:ep", "Songs for Ada", "Songs for Ada is an extended play by Tomas Brandt."
