@@ -112,6 +112,7 @@ def reflect(
     candidates: dict[str, EntityCandidate] = {}
     uncovered_words: list[str] = []
     clause_queries: list[str] = []
+    bridge_queries: list[str] = []
     notes: list[str] = []
     by_id = {e["id"]: e for e in evidence}
     all_sides = [name for a in plan["aspects"] for name in a["entities"]]
@@ -271,13 +272,24 @@ def reflect(
             missing.append({"kind": gap, "what": what, "clues": best_chain})
         else:
             missing.append({"kind": "missing_source", "what": aspect["text"], "clues": []})
-        _mine_names(readings, by_id, relevance, weights, total, entity_terms, lexicon, candidates)
+        mined: dict[str, EntityCandidate] = {}
+        _mine_names(readings, by_id, relevance, weights, total, entity_terms, lexicon, mined)
+        for name, cand in mined.items():
+            if name not in candidates or candidates[name].score < cand.score:
+                candidates[name] = cand
+        # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
+        # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
+        if mined:
+            bridge = min(mined.values(), key=lambda c: (-c.score, c.name))
+            said = readings[bridge.evidence_id].anywhere  # what the passage giving the name already says
+            if unsaid := words_for(asked, [t for t in uncovered if t not in said]):
+                bridge_queries.append(f"{bridge.name} {' '.join(unsaid)}")
     ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.name))[: max_seeds * 2]
     queries = []
     if uncovered_words:
         anchor = " ".join(plan.get("entities", [])[:2])
         queries.append(f"{anchor} {' '.join(dedupe(uncovered_words))}".strip())
-    queries += dedupe(clause_queries)
+    queries += dedupe([*clause_queries, *bridge_queries])
     return ReflectionProposal(
         relevance=relevance,
         established=established,

@@ -2387,6 +2387,17 @@ def test_a_name_the_clause_gives_with_no_page_is_read_beside_a_name_the_named_pa
     assert reflect(proposal, [peak, elsewhere], lexicon, max_seeds=3).established == {}
 
 
+def test_the_name_the_first_hop_gives_is_searched_with_what_is_still_unsaid() -> None:
+    question = "When was the country that produced Iron Lantern taken by the Dravenni?"
+    lexicon = _Weights(["Iron Lantern", "Vosk Harbour"])
+    proposal = asdict(plan(question, [], lexicon))
+    film = _evidence("E1", "doc:film", "Iron Lantern",
+                     "Iron Lantern is a 2000 Vosk Harbour action film produced by Lenn Varo.")  # fmt: skip
+    queries = reflect(proposal, [film], lexicon, max_seeds=3).queries
+    # the page answering may be about the bridge without being titled by it ("Dravenni rule of Vosk Harbour")
+    assert any(q.startswith("Vosk Harbour") and "dravenni" in q.lower() for q in queries)
+
+
 def test_a_possessive_ends_a_name_whatever_follows() -> None:
     text = "The pieces include Bach's Cello Suite, Ilse Varn's Kleine Nacht and works of Varn's youth."
     names = _proper_names(text)
