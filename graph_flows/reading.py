@@ -447,7 +447,8 @@ LIFESPAN_SAYS = LIFE_EVENTS | {"live"}  # "who lived longer" is read off the two
 # weigh more than the subject.
 _QUESTION_FORM = re.compile(
     r"\bhow\s+(?:much|many|long|often|soon|far|quickly|fast|big|large|old|loud|heavy|tall|wide)\b|"
-    r"\b(?:what|which)\s+(?:\w+\s+)?(?:amount|number|quantity)\b(?:\s+of\b)?",
+    r"\b(?:what|which)\s+(?:\w+\s+)?(?:amount|number|quantity)\b(?:\s+of\b)?|"
+    r"\bthe\s+name\s+of\b",  # "what is the name of the airport": the airport is asked
     re.IGNORECASE,
 )
 

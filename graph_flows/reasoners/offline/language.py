@@ -557,8 +557,10 @@ def asked_head(question: str) -> list[str]:
         if raw.lower().endswith(("'s", "’s")):
             phrase = []  # "Kestrel's on-time delivery rate": what follows the owner is the asked thing
             continue
-        if word == "of" and len(phrase) == 1 and phrase[0] in _MEASURE_UNITS:
-            phrase = []  # "how many weeks of parental leave": the weeks measure the leave
+        if word == "of" and len(phrase) == 1 and (phrase[0] in _MEASURE_UNITS or phrase[0] == "name"):
+            # "how many weeks of parental leave": the weeks measure the leave; "the name of the airport": the
+            # airport is asked
+            phrase = []
             continue
         if word in _HEAD_STOP or not re.fullmatch(r"[a-z][a-z-]*", word):
             break

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import chain as chain_from
@@ -201,6 +201,7 @@ def reflect(
             called,
             aspect.get("steps", []),
             aspect.get("of_relative"),
+            lambda name: max((lexicon.idf(t) for t in terms(name)), default=0.0) < w.COMMON_NAME,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -729,6 +730,7 @@ def best_chain_for(
     called: Mapping[str, Sequence[str]] | None = None,
     steps: Sequence[str] = (),
     of_relative: str | None = None,
+    common_name: Callable[[str], bool] | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -814,8 +816,8 @@ def best_chain_for(
                 ):
                     continue
                 shared = shared_name(by_id[root], by_id[eid]["title"], r.best, set(weights))
-                if shared is None:
-                    continue
+                if shared is None or (common_name is not None and common_name(shared[0])):
+                    continue  # a name half the pages say ("United States") picks out no bridge
                 if root not in fillers:
                     fillers[root] = frozenset().union(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
@@ -837,6 +839,7 @@ def best_chain_for(
             continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
+        _missing = []
         # "what nationality is X's husband": said of the person a hop reaches, never of X
         of_another = hop and chain[-1] not in entity_roots
         reading = (
@@ -880,6 +883,7 @@ def best_chain_for(
                 for t, v in relation.items()
                 if v >= w.INFORMATIVE * top and t not in found and not _shown(reading.best, t, of_another)
             ]
+            _missing = list(missing)
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
                 # such ("born 4 May 1901"), and a film's year is not its director's

@@ -573,6 +573,7 @@ def test_a_release_number_is_a_constraint_and_its_neighbour_a_sibling() -> None:
         ("what supplier makes the hinges?", []),  # a class asked for, not a value
         ("how much cheaper is the K2?", ["price"]),  # a comparative asks for its dimension
         ("how much heavier is the K5 than the K2?", ["weight"]),
+        ("what is the name of the depot in Leeds?", ["depot"]),  # the depot is asked, not a name
     ],
 )
 def test_the_noun_a_question_asks_a_value_of(question: str, head: list[str]) -> None:
@@ -2214,6 +2215,27 @@ def test_a_place_named_only_in_passing_bridges_to_a_page_about_something_there()
     read = _Read("When was the clock tower built in the town where Ines Marlow died?", MARLOW)
     assert read.found == {"a1": ["E1", "E2"]}
     assert "Velden)" in read.said and "1502" in read.said  # the bridge, then the final fact
+
+
+class _CommonRealm(_Seen):
+    """'Norland' is said by most pages of the store, as a country's name is."""
+
+    def idf(self, term: str) -> float:
+        return 1.2 if term == "norland" else super().idf(term)
+
+
+def test_a_name_most_pages_say_bridges_nothing() -> None:
+    pages = {
+        "Ines Marlow": "Ines Marlow (3 May 1840 – 9 June 1891, Norland) was a painter of river scenes.",
+        "Velden clock tower": "The clock tower stands on the old market square. The tower was built in 1502 by "
+        "the guild of clockmakers of Velden, Norland.",
+    }
+    question = "When was the clock tower built in the town where Ines Marlow died?"
+    read = _Read(question, pages)
+    assert read.found == {"a1": ["E1", "E2"]}  # a rare name: the town she died in, the tower's town
+    lexicon = _CommonRealm(list(pages))
+    # the country most pages name is no town she died in
+    assert reflect(asdict(plan(question, [], lexicon)), read.evidence, lexicon, max_seeds=3).established == {}
 
 
 def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
