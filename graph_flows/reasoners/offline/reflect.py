@@ -61,6 +61,8 @@ from graph_flows.reasoners.offline.language import (
     asked_class,
     asked_head,
     constraint_words,
+    of_another_place,
+    picked_place,
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
@@ -202,6 +204,7 @@ def reflect(
             aspect.get("steps", []),
             aspect.get("of_relative"),
             lambda name: max((lexicon.idf(t) for t in terms(name)), default=0.0) < w.COMMON_NAME,
+            picked_place(asked),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -731,6 +734,7 @@ def best_chain_for(
     steps: Sequence[str] = (),
     of_relative: str | None = None,
     common_name: Callable[[str], bool] | None = None,
+    place: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -1001,6 +1005,9 @@ def best_chain_for(
         if of_relative and not (
             len(chain) > 1 and _takes_steps(chain[:2], [of_relative], by_id, entity_roots)
         ):
+            coverage = min(coverage, w.ESTABLISHED - 0.05)
+        if place and of_another_place(reading.best, place, relation.keys()):
+            # "the population of the state where ...": "the city population was 27,340" is the bridge's
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin

@@ -59,7 +59,9 @@ from graph_flows.reasoners.offline.language import (
     excluded_names,
     followup_question,
     is_followup,
+    of_another_place,
     pick_direction,
+    picked_place,
     picks_by_relative_clause,
     qualifiers,
     question_parts,
@@ -2418,6 +2420,46 @@ def test_the_name_the_first_hop_gives_is_searched_with_what_is_still_unsaid() ->
     queries = reflect(proposal, [film], lexicon, max_seeds=3).queries
     # the page answering may be about the bridge without being titled by it ("Dravenni rule of Vosk Harbour")
     assert any(q.startswith("Vosk Harbour") and "dravenni" in q.lower() for q in queries)
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "other"),
+    [
+        (
+            "What is the population of the state where Brask Airfield is?",
+            "the city population was 27,340",
+            True,
+        ),
+        (
+            "What is the population of the state where Brask Airfield is?",
+            "the state population was 2.9 million",
+            False,
+        ),
+        ("What is the area of the county that Ottvale is in?", "the area of the town is 4 km2", True),
+        (
+            "What is the population of Ottvale?",
+            "the city population was 27,340",
+            False,
+        ),  # no place picked out
+    ],
+)
+def test_a_statement_about_a_place_of_another_kind_is_not_the_picked_place(
+    question: str, text: str, other: bool
+) -> None:
+    place = picked_place(question)
+    assert (place is not None and of_another_place(text, place, {"popul", "area"})) is other
+
+
+def test_the_bridge_towns_figure_is_not_the_states() -> None:
+    question = "What is the population of the state where Brask Airfield is located?"
+    lexicon = _Weights(["Brask Airfield", "Ottvale, Velmark"])
+    proposal = asdict(plan(question, [], lexicon))
+    airfield = _evidence("E1", "doc:airfield", "Brask Airfield",
+                         "Brask Airfield is located three miles east of Ottvale, in the state of Velmark.")  # fmt: skip
+    town = _evidence("E2", "doc:town", "Ottvale, Velmark",
+                     "As of the 2010 census, the city population was 27,340.", parent="E1", dense=0.6)  # fmt: skip
+    # the airfield's page names the town, whose page gives the town's population: not the state's
+    assert reflect(proposal, [airfield, town], lexicon, max_seeds=3).established == {}
 
 
 def test_a_possessive_ends_a_name_whatever_follows() -> None:
