@@ -843,7 +843,6 @@ def best_chain_for(
             continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
-        _missing = []
         # "what nationality is X's husband": said of the person a hop reaches, never of X
         of_another = hop and chain[-1] not in entity_roots
         reading = (
@@ -887,7 +886,6 @@ def best_chain_for(
                 for t, v in relation.items()
                 if v >= w.INFORMATIVE * top and t not in found and not _shown(reading.best, t, of_another)
             ]
-            _missing = list(missing)
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
                 # such ("born 4 May 1901"), and a film's year is not its director's
