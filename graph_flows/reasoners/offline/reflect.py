@@ -892,7 +892,10 @@ def best_chain_for(
                 missing = [t for t in missing if t in LIFE_EVENTS]
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
-            share = sum(v for t, v in relation.items() if t in found) / sum(relation.values())
+            # the words of the clause picking out the subject ("where the Siege of Cassel took place") are
+            # not what is asked of it ("what body of water is near")
+            asked_of = {t: v for t, v in relation.items() if t not in clause} or relation
+            share = sum(v for t, v in asked_of.items() if t in found) / sum(asked_of.values())
             # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule;
             # one joined by a proper name both passages say must hold most of the relation ("which river flows
             # past the town": a tower's page saying only "by the river" names none)

@@ -2462,6 +2462,18 @@ def test_the_bridge_towns_figure_is_not_the_states() -> None:
     assert reflect(proposal, [airfield, town], lexicon, max_seeds=3).established == {}
 
 
+def test_the_clauses_words_are_not_what_a_pair_must_say_of_the_asked() -> None:
+    pages = {
+        "Siege of Ornholt": "The Siege of Ornholt (March 1761) was a failed attempt by Duke Aldric of Vesk to take "
+        "the town of Ornholt. Aldric lifted the siege after a defeat near Velden.",
+        "Battle of Tarsk": "The battle took place on the road to Velden. The allies lost several thousand men, "
+        "taking the place of the garrison.",
+    }
+    # the pages share "Velden" and the words of "where the siege took place", and neither names a body of water
+    read = _Read("What body of water is near the location where the Siege of Ornholt took place?", pages)
+    assert read.found == {}
+
+
 def test_a_possessive_ends_a_name_whatever_follows() -> None:
     text = "The pieces include Bach's Cello Suite, Ilse Varn's Kleine Nacht and works of Varn's youth."
     names = _proper_names(text)
