@@ -432,6 +432,24 @@ _PLACE_OF_STATEMENT = re.compile(
 )
 
 
+# "the first president", "the last emperor": the one of an order the question asks for, which a page says as such
+_ORDINAL_ASKED = re.compile(r"\bthe\s+(first|last)\s+(?!time\b)[a-z]", re.I)
+_ORDINAL_SAID = {
+    "first": re.compile(r"\b(?:first|1st|founding|inaugural)\b", re.I),
+    "last": re.compile(r"\b(?:last|final)\b", re.I),
+}
+
+
+def ordinal_asked(question: str) -> str | None:
+    """ "Who was the first president of X": "first" (a comparison's "which came out first" is no such)."""
+    m = _ORDINAL_ASKED.search(question)
+    return m.group(1).lower() if m else None
+
+
+def says_ordinal(text: str, ordinal: str) -> bool:
+    return bool(_ORDINAL_SAID[ordinal].search(text))
+
+
 def picked_place(question: str) -> str | None:
     """The kind of place a relative clause picks out ("the state where X is"), which the answer is about."""
     m = _PICKED_PLACE.search(question)

@@ -62,10 +62,12 @@ from graph_flows.reasoners.offline.language import (
     asked_head,
     constraint_words,
     of_another_place,
+    ordinal_asked,
     picked_place,
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
+    says_ordinal,
     subordinate_clauses,
     subordinate_terms,
     words_for,
@@ -205,6 +207,7 @@ def reflect(
             aspect.get("of_relative"),
             lambda name: max((lexicon.idf(t) for t in terms(name)), default=0.0) < w.COMMON_NAME,
             picked_place(asked),
+            None if plan.get("comparison") else ordinal_asked(asked),
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -735,6 +738,7 @@ def best_chain_for(
     of_relative: str | None = None,
     common_name: Callable[[str], bool] | None = None,
     place: str | None = None,
+    ordinal: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -1006,6 +1010,9 @@ def best_chain_for(
         if of_relative and not (
             len(chain) > 1 and _takes_steps(chain[:2], [of_relative], by_id, entity_roots)
         ):
+            coverage = min(coverage, w.ESTABLISHED - 0.05)
+        if ordinal and not says_ordinal(reading.best, ordinal):
+            # "the first president": a unit naming a president, not the first, answers another question
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if place and of_another_place(reading.best, place, relation.keys()):
             # "the population of the state where ...": "the city population was 27,340" is the bridge's

@@ -60,11 +60,13 @@ from graph_flows.reasoners.offline.language import (
     followup_question,
     is_followup,
     of_another_place,
+    ordinal_asked,
     pick_direction,
     picked_place,
     picks_by_relative_clause,
     qualifiers,
     question_parts,
+    says_ordinal,
     side_words,
     subordinate_terms,
     version_after,
@@ -2472,6 +2474,42 @@ def test_the_clauses_words_are_not_what_a_pair_must_say_of_the_asked() -> None:
     # the pages share "Velden" and the words of "where the siege took place", and neither names a body of water
     read = _Read("What body of water is near the location where the Siege of Ornholt took place?", pages)
     assert read.found == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "ordinal"),
+    [
+        ("Who was the first president of Velmark?", "first"),
+        ("Who was the last emperor of Dunland?", "last"),
+        ("Which film came out first, Harbour Lights or Cold Front?", None),  # a comparison by time
+        ("When was the last time the games were held in Velmark?", None),  # "the last time": when, no rank
+    ],
+)
+def test_the_one_of_an_order_a_question_asks_for(question: str, ordinal: str | None) -> None:
+    assert ordinal_asked(question) == ordinal
+
+
+def test_the_first_president_is_said_as_the_first() -> None:
+    question = "Who was the first president of Velmark?"
+    later = {"Velmark": "In 2012 parliament elected Ida Wren as the new President of Velmark."}
+    assert _Read(question, later).found == {}  # a president, not the first
+    first = {
+        "Velmark": "Velmark became independent in 1977, and Ana Ruiz was its first President (1977-1999)."
+    }
+    assert _Read(question, first).found == {"a1": ["E1"]}
+    assert says_ordinal("the founding president", "first") and not says_ordinal("the new President", "first")
+    # after a hop too, where the last page may say the relation in other words
+    question = "Who was the first president of Ottvale's country?"
+    lexicon = _Weights(["Ottvale", "Dunland"])
+    village = _evidence(
+        "E1", "doc:village", "Ottvale", "Ottvale is a village north of the border with Dunland."
+    )
+    country = _evidence("E2", "doc:dunland", "Dunland",
+                        "In 2012 parliament elected Ida Wren as the new President of Dunland.", parent="E1", dense=0.75)  # fmt: skip
+    assert (
+        reflect(asdict(plan(question, [], lexicon)), [village, country], lexicon, max_seeds=3).established
+        == {}
+    )
 
 
 def test_a_possessive_ends_a_name_whatever_follows() -> None:
