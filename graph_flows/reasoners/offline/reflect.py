@@ -812,14 +812,28 @@ def best_chain_for(
         if steps or of_relative:
             return
         fillers: dict[str, frozenset[str]] = {}
-        for root in entity_roots:
-            if len(chain_of(root, by_id)) != 1:
-                continue
+        # the named page, or a page it leads to by a hop or by naming it ("Brother" names Pearl Jam, whose
+        # page says "formed in Seattle"): the one naming the bridge
+        starts = [[root] for root in entity_roots if len(chain_of(root, by_id)) == 1]
+        starts += [
+            chain_of(eid, by_id)
+            for eid in readings
+            if len(chain_of(eid, by_id)) == 2 and chain_of(eid, by_id)[0] in entity_roots
+        ] + [
+            [namer, eid]
+            for eid in readings
+            if eid not in entity_roots and len(chain_of(eid, by_id)) == 1
+            for namer in (named_by or {}).get(eid, [])[:4]
+            if namer in entity_roots and len(chain_of(namer, by_id)) == 1
+        ]
+        for start in starts:
+            root = start[-1]
             for eid, r in readings.items():
                 if (
                     eid in entity_roots
                     or eid in elsewhere
-                    or by_id[eid]["doc_id"] == by_id[root]["doc_id"]
+                    or eid in start
+                    or any(by_id[eid]["doc_id"] == by_id[s]["doc_id"] for s in start)
                     or len(chain_of(eid, by_id)) != 1
                 ):
                     continue
@@ -831,7 +845,7 @@ def best_chain_for(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
                     )
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
-                    yield eid, [root, eid], "mention"
+                    yield eid, [*start, eid], "mention"
 
     # the mention pairs are generated lazily, after every candidate above is scored: `best` is final by then
     for eid, chain, linked in chain_from(candidates, through_mentions()):

@@ -2512,6 +2512,20 @@ def test_the_first_president_is_said_as_the_first() -> None:
     )
 
 
+def test_the_page_the_named_one_leads_to_may_name_the_bridge() -> None:
+    pages = {
+        "Tinder (Oskar Band song)": '"Tinder" is a song by the rock band Oskar Band, from their debut album.',
+        "Oskar Band": "Oskar Band is a rock band formed in 1990 in Velden, Norland.",
+        "Velden": "Velden receives little snow. Average annual snowfall, as measured at the airport, is 6.8 inches.",
+    }
+    read = _Read(
+        "What is the average snowfall in the city where the performers of Tinder were formed?", pages
+    )
+    # the song's page names the band, the band's page the city, whose page says the snowfall: each stated
+    assert read.found == {"a1": ["E1", "E2", "E3"]}
+    assert "Oskar Band, from" in read.said and "in Velden" in read.said and "6.8 inches" in read.said
+
+
 def test_a_possessive_ends_a_name_whatever_follows() -> None:
     text = "The pieces include Bach's Cello Suite, Ilse Varn's Kleine Nacht and works of Varn's youth."
     names = _proper_names(text)
