@@ -422,14 +422,29 @@ def picks_by_relative_clause(question: str) -> bool:
     return bool(_RELATIVE_CLAUSE.search(question))
 
 
-PLACE_KINDS = ("city", "town", "village", "county", "state", "province", "country", "region", "district")
-_PLACE_KIND = "|".join(PLACE_KINDS)
+_PLACE_KIND = "city|town|village|county|state|province|country|region|district"
 # "the population of the state where Dodge City Regional Airport is": the place a relative clause picks out
 _PICKED_PLACE = re.compile(rf"\bthe\s+({_PLACE_KIND})\s+(?:where|that|which|in\s+which|whose)\b", re.I)
 # "the city population", "the population of the county": a statement about a place of a kind it names
 _PLACE_OF_STATEMENT = re.compile(
     rf"\b(?:the|its)\s+({_PLACE_KIND})(?:['’]s)?\s+(\w+)|\b(\w+)\s+of\s+the\s+({_PLACE_KIND})\b", re.I
 )
+
+
+def picked_place(question: str) -> str | None:
+    """The kind of place a relative clause picks out ("the state where X is"), which the answer is about."""
+    m = _PICKED_PLACE.search(question)
+    return m.group(1).lower() if m else None
+
+
+def of_another_place(text: str, kind: str, relation: set[str] | frozenset[str]) -> bool:
+    """The unit says the asked relation of a place of another kind ("the city population was 27,340" for the
+    state's population): the page is the bridge's, not the place asked about."""
+    for m in _PLACE_OF_STATEMENT.finditer(text):
+        place, word = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        if place.lower() != kind and stem(word.lower()) in relation:
+            return True
+    return False
 
 
 # "the first president", "the last emperor": the one of an order the question asks for, which a page says as such
@@ -447,23 +462,8 @@ def ordinal_asked(question: str) -> str | None:
 
 
 def says_ordinal(text: str, ordinal: str) -> bool:
+    """The unit says the rank asked for ("its first President", "the founding president")."""
     return bool(_ORDINAL_SAID[ordinal].search(text))
-
-
-def picked_place(question: str) -> str | None:
-    """The kind of place a relative clause picks out ("the state where X is"), which the answer is about."""
-    m = _PICKED_PLACE.search(question)
-    return m.group(1).lower() if m else None
-
-
-def of_another_place(text: str, kind: str, relation: set[str] | frozenset[str]) -> bool:
-    """The unit says the asked relation of a place of another kind ("the city population was 27,340" for the
-    state's population): the page is the bridge's, not the place asked about."""
-    for m in _PLACE_OF_STATEMENT.finditer(text):
-        place, word = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-        if place.lower() != kind and stem(word.lower()) in relation:
-            return True
-    return False
 
 
 # A clause inside the question that picks out the occasion or the thing ("when we enforced YubiKeys", "whose

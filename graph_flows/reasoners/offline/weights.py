@@ -37,9 +37,7 @@ MEANING_MARGIN = 0.05  # ... when it is this much closer than any other document
 WEAK_BRIDGE = 0.35  # a chain through a bridge this weak says no hop is missing: meaning may still answer
 SAME_STATEMENT = 0.6  # ... saying something else: units sharing this share of their words state one fact
 STATEMENT_WORDS = 5  # a unit shorter than this is a heading or a label: it states nothing
-COMMON_NAME = (
-    2.0  # a name whose rarest word is in this many docs' worth (idf) bridges nothing: "United States"
-)
+COMMON_NAME = 2.0  # idf of a name's rarest word below this (one page in seven says it): it bridges nothing
 NAMED_PAIR = 0.9  # a pair joined only by a name must beat a single passage by this margin to be chosen
 HOP_RELATION_SHARE = 0.0  # after a hop, the chain must still hold this share of the relation's weight
 MENTION_RELATION_SHARE = 0.5  # ... and after a pair joined only by a proper name both passages say ("Prague")
