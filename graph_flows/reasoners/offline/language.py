@@ -5,7 +5,7 @@ insists on, and which way a comparison question picks. Pure functions of text an
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, fold, normalise, tokens
@@ -437,7 +437,7 @@ def picked_place(question: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def of_another_place(text: str, kind: str, relation: set[str] | frozenset[str]) -> bool:
+def of_another_place(text: str, kind: str, relation: Container[str]) -> bool:
     """The unit says the asked relation of a place of another kind ("the city population was 27,340" for the
     state's population): the page is the bridge's, not the place asked about."""
     for m in _PLACE_OF_STATEMENT.finditer(text):

@@ -268,7 +268,7 @@ def reflect(
             clause
             for clause in subordinate_clauses(asked)
             if (named := [c for c in constraints if _says_name(clause, c)])
-            and not any(_says_name(f"{e['title']} {e['text']}", c) for c in named for e in evidence)
+            and not any(_mentions(e, c) for c in named for e in evidence)
         ]
         if best_chain and best_cov >= 0.2:
             head = by_id[best_chain[-1]]["title"]
@@ -768,6 +768,12 @@ def best_chain_for(
             ):
                 candidates.append((eid, [namer, eid], "name"))
     relation_of = {t for t in weights if t not in entity_terms}
+    # the place the question picks ("at Harborview's Stockton DC") is checked where the answer is; the relation
+    # is what is asked of it ("the site lead")
+    relation = {t: v for t, v in weights.items() if t not in entity_terms and t not in placed}
+    # ... less the words of the clause picking out the subject ("where the Siege of Cassel took place", "where
+    # the wind farm is located"): what is asked of it ("what body of water is near", "who was president")
+    asked_relation = {t: v for t, v in relation.items() if t not in clause}
 
     def clause_pairs() -> Iterator[tuple[str, list[str], str]]:
         """The page of another name the question gives ("the spouse of Lil Hardin Armstrong ... What a
@@ -814,17 +820,14 @@ def best_chain_for(
         fillers: dict[str, frozenset[str]] = {}
         # the named page, or a page it leads to by a hop or by naming it ("Brother" names Pearl Jam, whose
         # page says "formed in Seattle"): the one naming the bridge
-        starts = [[root] for root in entity_roots if len(chain_of(root, by_id)) == 1]
-        starts += [
-            chain_of(eid, by_id)
-            for eid in readings
-            if len(chain_of(eid, by_id)) == 2 and chain_of(eid, by_id)[0] in entity_roots
-        ] + [
+        chains = {eid: chain_of(eid, by_id) for eid in readings}
+        starts = [[root] for root in entity_roots if len(chains[root]) == 1]
+        starts += [c for c in chains.values() if len(c) == 2 and c[0] in entity_roots] + [
             [namer, eid]
             for eid in readings
-            if eid not in entity_roots and len(chain_of(eid, by_id)) == 1
+            if eid not in entity_roots and len(chains[eid]) == 1
             for namer in (named_by or {}).get(eid, [])[:4]
-            if namer in entity_roots and len(chain_of(namer, by_id)) == 1
+            if namer in entity_roots and len(chains[namer]) == 1
         ]
         for start in starts:
             root = start[-1]
@@ -882,9 +885,6 @@ def best_chain_for(
         lexical_part = sum(weights[t] for t in covered) / total
         dense_part = max(dense_support(by_id[link].get("dense", 0.0)) for link in chain)
         coverage = w.LEXICAL_SHARE * lexical_part + (1 - w.LEXICAL_SHARE) * dense_part
-        # the place the question picks ("at Harborview's Stockton DC") is checked where the answer is; the
-        # relation is what is asked of it ("the site lead")
-        relation = {t: v for t, v in weights.items() if t not in entity_terms and t not in placed}
         # "how do X and Y differ": each side's own page describes it; no particular relation is asked for
         describes = comparison and kind == "thing" and chain[0] in entity_roots
         if entity_terms and relation and not describes:
@@ -910,9 +910,7 @@ def best_chain_for(
                 missing = [t for t in missing if t in LIFE_EVENTS]
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
-            # the words of the clause picking out the subject ("where the Siege of Cassel took place") are
-            # not what is asked of it ("what body of water is near")
-            asked_of = {t: v for t, v in relation.items() if t not in clause} or relation
+            asked_of = asked_relation or relation  # the clause's own words are not what is asked
             share = sum(v for t, v in asked_of.items() if t in found) / sum(asked_of.values())
             # A pair joined only by a name (no hop was taken to get there) is held to the single passage's rule;
             # one joined by a proper name both passages say must hold most of the relation ("which river flows
@@ -1011,11 +1009,9 @@ def best_chain_for(
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
-        # the role asked of the next page, not one the clause picking out the occasion says ("where the wind
-        # farm is located": located in counties of Iowa; the asked role is the president's)
-        asked_role = {t: v for t, v in relation.items() if t not in clause}
-        if asked_role and any(
-            _gives_role_to_another(by_id[link], by_id[nxt], asked_role) for link, nxt in pairwise(chain)
+        # the role asked of the next page, not one the clause says ("located in counties of Iowa")
+        if asked_relation and any(
+            _gives_role_to_another(by_id[link], by_id[nxt], asked_relation) for link, nxt in pairwise(chain)
         ):
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if steps and not _takes_steps(chain, steps, by_id, entity_roots):
@@ -1028,7 +1024,7 @@ def best_chain_for(
         if ordinal and not says_ordinal(reading.best, ordinal):
             # "the first president": a unit naming a president, not the first, answers another question
             coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if place and of_another_place(reading.best, place, relation.keys()):
+        if place and of_another_place(reading.best, place, relation):
             # "the population of the state where ...": "the city population was 27,340" is the bridge's
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
