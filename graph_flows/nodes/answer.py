@@ -103,9 +103,7 @@ def answer(
         "conflicts": conflicts,
         "confidence": conf,
         "ranked_docs": ranked,
-        "cited_docs": list(
-            dict.fromkeys(evidence[eid]["doc_id"] for eid in numbers if eid in established_ids)
-        ),
+        "cited_docs": cited_docs(kept, conflicts, evidence),
         "stop_reason": state["stop_reason"],
         "path": state["path"],
         "rounds": state["round"],
@@ -201,6 +199,18 @@ def source_entry(e: Evidence, n: int) -> dict[str, Any]:
         "version": e["version"],
         "snippet": e["text"][:300],
     }
+
+
+def cited_docs(
+    kept: Sequence[ComposedSentence], conflicts: Sequence[dict[str, Any]], evidence: dict[str, Evidence]
+) -> list[str]:
+    """The documents the posted answer cites, first cited first: its sentences' sources (a second unit quoted
+    from a page outside the chain that established the aspect too) and the conflict sides it shows; never a
+    gap's clues or the closest passages offered when nothing answers."""
+    cited = [c for s in kept for c in s.cites] + [
+        side["evidence_id"] for c in conflicts for side in c["sides"]
+    ]
+    return list(dict.fromkeys(evidence[eid]["doc_id"] for eid in cited))
 
 
 def _ranked_docs(state: ThreadState, established_ids: set[str]) -> list[str]:
