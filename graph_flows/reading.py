@@ -267,12 +267,22 @@ _CONVERSES = [
     (re.compile(r"\bmarried\b|\b(?:wife|husband|widow|widower)\s+of\b", re.I), ("spouse", "wife", "husband")),
     (re.compile(r"\b(?:brothers?|sisters?|siblings?)\s+of\b", re.I), ("brother", "sister", "sibling")),
     (re.compile(r"\breports?\s+to\b", re.I), ("manager",)),
+    # the relations above are between people
+    # "X was replaced by Y": X came before Y, as "what preceded Y" asks
+    (
+        re.compile(r"\b(?:replaced|succeeded|superseded)\s+by\b", re.I),
+        ("predated", "preceded", "predecessor"),
+    ),
 ]
+_BETWEEN_PEOPLE = 5
 
 
-def converses(text: str) -> frozenset[str]:
-    """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother)."""
-    return frozenset(word for pattern, words in _CONVERSES if pattern.search(text) for word in words)
+def converses(text: str, *, people: bool = True) -> frozenset[str]:
+    """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother). Without
+    `people`, only those between things: which way a relation between people runs is read along a chain's hops,
+    never off one sentence ("X, son of Y" answers "who is X's father", not "who is Y's father")."""
+    said = _CONVERSES if people else _CONVERSES[_BETWEEN_PEOPLE:]
+    return frozenset(word for pattern, words in said if pattern.search(text) for word in words)
 
 
 def child_of(text: str, name: str) -> bool:
@@ -301,7 +311,8 @@ def says_nationality(sentence: str) -> bool:
 _WORD = re.compile(r"[\w'’.-]+|[,;:()]")
 # the next clause names the next role ("directed by A and written by B"); a comma may open an apposition
 # ("married to Polish Nobel laureate, Wisława Szymborska")
-_BREAKS = frozenset([";", ":", "(", ")", "and", "or", "but", "while", "with", "featuring", "starring"])
+# ("born 1969 as Kenji Imada": the name one is born under fills no role; "starring Eva Lind as Mara": Mara is none)
+_BREAKS = frozenset([";", ":", "(", ")", "and", "or", "but", "while", "with", "featuring", "starring", "as"])
 _BINDING_REACH = 8  # words from a role word ("directed", "composer") to the name that fills it
 _POSSESSIVE = re.compile(r"['’]s?$")
 
@@ -331,7 +342,12 @@ def _role_bound(
         for j in range(i + 1, min(len(words), i + 1 + _BINDING_REACH)):
             if words[j].lower() in _BREAKS or (low[j].endswith("ed") and low[j + 1 : j + 2] == ["by"]):
                 break  # the next clause names the next role ("... produced by")
-            if words[j][:1].isupper() and low[j] not in STOPWORDS and not _describes(words, j):
+            if (
+                words[j][:1].isupper()
+                and low[j] not in STOPWORDS
+                and low[j] not in MONTHS  # "born 17 January 1969": a date fills no role
+                and not _describes(words, j)
+            ):
                 bound.add(j)
     return bound
 

@@ -54,6 +54,12 @@ from graph_flows.reading import (
 )
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
+from graph_flows.reasoners.offline.countries import (
+    adjectives_of,
+    countries_by_adjective,
+    countries_named,
+    places_in,
+)
 from graph_flows.reasoners.offline.language import (
     CAPITAL,
     POSSESSIVE,
@@ -73,6 +79,14 @@ from graph_flows.reasoners.offline.language import (
     words_for,
 )
 from graph_flows.state import Evidence, Gap
+
+
+def is_common_name(name: str, lexicon: Lexicon) -> bool:
+    """A name most pages say ("United States", or "American" for it): the idf of its rarest word is low."""
+    return any(
+        max((lexicon.idf(t) for t in terms(said)), default=0.0) < w.COMMON_NAME
+        for said in (name, *adjectives_of(name))
+    )
 
 
 def dense_support(similarity: float) -> float:
@@ -116,6 +130,7 @@ def reflect(
     candidates: dict[str, EntityCandidate] = {}
     uncovered_words: list[str] = []
     clause_queries: list[str] = []
+    unseen_names: list[str] = []
     bridge_queries: list[str] = []
     notes: list[str] = []
     by_id = {e["id"]: e for e in evidence}
@@ -205,7 +220,7 @@ def reflect(
             called,
             aspect.get("steps", []),
             aspect.get("of_relative"),
-            lambda name: max((lexicon.idf(t) for t in terms(name)), default=0.0) < w.COMMON_NAME,
+            lambda name: is_common_name(name, lexicon),
             picked_place(asked),
             None if plan.get("comparison") else ordinal_asked(asked),
         )
@@ -270,6 +285,12 @@ def reflect(
             if (named := [c for c in constraints if _says_name(clause, c)])
             and not any(_mentions(e, c) for c in named for e in evidence)
         ]
+        # ... and so is any name the question gives that nothing read says ("the country containing Nugegoda",
+        # where every page read is about the British Empire): searched by itself, it finds the pages saying it
+        unseen = [c for c in constraints if not any(_mentions(e, c) for e in evidence)]
+        if unseen and not clause_queries:
+            clause_queries.append(" ".join(unseen))
+        unseen_names += unseen
         if best_chain and best_cov >= 0.2:
             head = by_id[best_chain[-1]]["title"]
             what = (
@@ -284,6 +305,14 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
+        if _THE_COUNTRY.search(asked) and (found := _country_bridge(aspect, constraints, evidence, lexicon)):
+            # what is asked of the country, less what the passage naming it says ("Sri Lanka leave British Empire")
+            country, e = found
+            said = read(e, weights, total).anywhere
+            unsaid = [t for t in weights if t != "countri" and t not in said]
+            bridge_queries.append(f"{country} {' '.join(words_for(asked, unsaid))}")
+            if country not in candidates:
+                unseen_names.append(country)  # no page of it to follow: it is found by its words
         # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
         # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
         if mined:
@@ -302,7 +331,9 @@ def reflect(
         established=established,
         missing=[] if len(established) == len(plan["aspects"]) else missing,
         entities=ranked,
-        direction="graph" if ranked else "text",
+        # a name the question gives that nothing read says is found by its words, not by following links from
+        # pages that do not say it
+        direction="graph" if ranked and not unseen_names else "text",
         queries=queries,
         notes=notes,
     )
@@ -430,6 +461,32 @@ def aspect_kind(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
 def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
     """The words an aspect is asked in: its own part of a message asking several things, else the question."""
     return aspect.get("question") or plan.get("effective_question") or aspect["text"]
+
+
+# "the country containing Nugegoda", "the country Signmark is from": a country the question picks out, to ask
+# something of it; "which country is the director from", "the same country", "the country of citizenship of X"
+# ask for the country itself
+_THE_COUNTRY = re.compile(
+    r"(?<!same )\bthe\s+country\b(?!\s+of\s+(?:citizenship|origin|birth|nationality))", re.I
+)
+
+
+def _country_bridge(
+    aspect: dict[str, Any], constraints: Sequence[str], evidence: Sequence[Evidence], lexicon: Lexicon
+) -> tuple[str, Evidence] | None:
+    """ "The country containing Nugegoda": the country a passage saying the question's rarest name names ("a
+    suburb in Colombo, Sri Lanka"), not one the question names itself ("the British Empire"); with the passage."""
+    names = [*aspect["entities"], *constraints]
+    if not names:
+        return None
+    rarest = max(names, key=lambda n: max((lexicon.idf(t) for t in terms(n)), default=0.0))
+    own = set(countries_named(aspect["text"]))
+    for e in evidence:
+        if _mentions(e, rarest):
+            for country in countries_named(f"{e['title']}. {e['text']}"):
+                if country not in own:
+                    return country, e
+    return None
 
 
 def _mine_names(
@@ -570,7 +627,8 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
 def unit_covers(e: Evidence, unit: Unit, weights: Mapping[str, float], kind: str) -> frozenset[str]:
     """The question's terms a unit says, itself (as a question of this kind reads it) or by its heading and
     the passage's title."""
-    around, said = context_terms(e, unit), terms_for(unit.text, kind)
+    # a relation said from the other side is said ("the markka was replaced by the euro": what preceded it)
+    around, said = context_terms(e, unit), terms_for(unit.text, kind) | converses(unit.text, people=False)
     return frozenset(t for t in weights if holds(around, t) or holds(said, t))
 
 
@@ -705,7 +763,13 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
             name, number = numbered.groups()
             return any(re.search(rf"\b{name}[\s-]?{number}\b", text, re.I) for text in texts)
         # "d'evreux" is read as "d" and "evreux", "fen-7" as "fen" and "7", "fishin'" as "fishin"
-        return word in found or stem(word) in stems or any(part in found for part in re.split(r"[-'’]", word))
+        return (
+            word in found
+            or stem(word) in stems
+            or any(part in found for part in re.split(r"[-'’]", word))
+            # a country is placed by its other names and its provinces ("the county of Cumbria": the UK)
+            or any(all(t in found for t in place) for place in places_in(word))
+        )
 
     return all(mentioned(word) for word in words)
 
@@ -1323,14 +1387,25 @@ def shared_name(
     """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
     whole name of its own, and not one of the question's words: the bridge a page names without a page of
     its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
-    titled = [n for n in _proper_names(title, title=True) if not term_set(n) & asked]
+    # a country said by its adjective is that country ("the Finnish markka", "Finland's entry")
+    titled = [
+        n
+        for n in [*_proper_names(title, title=True), *countries_by_adjective(title)]
+        if not term_set(n) & asked
+    ]
     names = [
-        n for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose)]) if not term_set(n) & asked
+        n
+        for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose), *countries_by_adjective(said)])
+        if not term_set(n) & asked
     ]
     for unit in readable_units(e) if names else []:
-        here = _proper_names(unit.text, loose=loose)
+        here = (*_proper_names(unit.text, loose=loose), *countries_by_adjective(unit.text))
         # a name the other page is titled by is a name wherever it stands ("Kansas in the 19th century")
-        near = _proper_names(unit.text, loose=True) if titled and not loose else here
+        near = (
+            (*_proper_names(unit.text, loose=True), *countries_by_adjective(unit.text))
+            if titled and not loose
+            else here
+        )
         # read loosely, a person's surname alone is their name where one page gives it whole ("Ed Sheeran",
         # then "Sheeran and Wadge began writing")
         surnames = {n.split()[-1]: n for n in here if len(n.split()) == 2} if loose else {}

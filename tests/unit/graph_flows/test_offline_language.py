@@ -81,6 +81,7 @@ from graph_flows.reasoners.offline.reflect import (
     answering_reading,
     bridge_unit,
     focus_row,
+    is_common_name,
     mentions_all,
     names_a_sibling,
     onward_names,
@@ -90,6 +91,7 @@ from graph_flows.reasoners.offline.reflect import (
     row_values,
     says_without,
     shared_name,
+    unit_covers,
 )
 
 
@@ -2242,6 +2244,84 @@ def test_a_name_most_pages_say_bridges_nothing() -> None:
     assert reflect(asdict(plan(question, [], lexicon)), read.evidence, lexicon, max_seeds=3).established == {}
 
 
+def test_a_country_said_by_its_adjective_bridges_to_a_page_saying_it_by_its_name() -> None:
+    pages = {
+        "Kastelli (rapper)": "Kastelli is a rapper from the north. Kastelli competed in Finland's national final "
+        "for the 2009 song contest.",
+        "Finnish tolar": "The Finnish tolar was the currency used from 1860 until 2002, when it was replaced by "
+        "the euro.",
+    }
+    read = _Read("What currency predated the euro in the country Kastelli is from?", pages)
+    assert read.found == {"a1": ["E1", "E2"]}
+    assert "Finland's" in read.said and "replaced by the euro" in read.said  # the bridge, then the fact
+
+
+class _CommonAdjective(_Seen):
+    """Most pages call someone "American": the country is a name most pages say, whatever its own words' idf."""
+
+    def idf(self, term: str) -> float:
+        return 1.2 if term == "american" else super().idf(term)
+
+
+def test_a_country_most_pages_say_by_its_adjective_is_common() -> None:
+    assert not is_common_name("United States", _Seen([]))
+    assert is_common_name("United States", _CommonAdjective([]))
+    assert not is_common_name("Finland", _CommonAdjective([]))
+
+
+def test_a_relation_said_from_the_other_side_is_covered_by_the_unit() -> None:
+    e = _evidence("E1", "doc:tolar", "Northern tolar", "The tolar was replaced by the euro in 2002.")
+    unit = readable_units(e)[0]
+    weights = {stem("predated"): 1.0, "euro": 1.0}
+    assert unit_covers(e, unit, weights, "thing") == frozenset(weights)
+    # which way a relation between people runs is read along a chain, not off one sentence
+    e = _evidence("E2", "doc:lind", "Eva Lind", "Eva Lind was the daughter of Tom Arlen.")
+    assert unit_covers(e, readable_units(e)[0], {"father": 1.0}, "person") == frozenset()
+
+
+class _RarePlace(_Seen):
+    """'Velmora' is rarer than any other word of the question, as a suburb's name is in a store."""
+
+    def idf(self, term: str) -> float:
+        return 6.0 if term == "velmora" else super().idf(term)
+
+
+EMPIRE = {
+    "British Empire": "The British Empire comprised the dominions, colonies and protectorates ruled by Britain.",
+    "Colonial empire": "A colonial empire is a collective of territories under one state, such as the British "
+    "Empire.",
+}
+
+
+def test_a_name_nothing_read_says_is_searched_for_by_itself() -> None:
+    question = "When did the country containing Velmora leave the British Empire?"
+    evidence = [_evidence(f"E{i}", f"doc:{t}", t, x, dense=0.5) for i, (t, x) in enumerate(EMPIRE.items(), 1)]
+    lexicon = _RarePlace(list(EMPIRE))
+    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
+    # every page read is about the empire: the suburb is found by its name, not by links from those pages
+    assert "velmora" in proposal.queries and proposal.direction == "text"
+
+
+def test_the_country_a_page_saying_the_name_names_is_searched_with_what_is_asked() -> None:
+    question = "When did the country containing Velmora leave the British Empire?"
+    pages = {**EMPIRE, "Kohuwala": "Kohuwala is a suburb near Velmora in Colombo, Sri Lanka."}
+    evidence = [_evidence(f"E{i}", f"doc:{t}", t, x, dense=0.5) for i, (t, x) in enumerate(pages.items(), 1)]
+    lexicon = _RarePlace(list(pages))
+    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
+    bridge = [q for q in proposal.queries if q.startswith("Sri Lanka")]
+    assert bridge and "leave" in bridge[0] and proposal.direction == "text"  # no page of Sri Lanka to follow
+
+
+def test_a_country_asked_for_is_no_bridge_to_search() -> None:
+    # the director's country is read on the director's page, reached by a hop: not the film's country
+    pages = {"Harbour Lights": "Harbour Lights is an American drama film directed by Tom Arlen."}
+    evidence = [_evidence("E1", "doc:Harbour Lights", "Harbour Lights", pages["Harbour Lights"], dense=0.5)]
+    lexicon = _Seen(list(pages))
+    question = "Which country is the director of Harbour Lights from?"
+    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
+    assert not any(q.startswith("United States") for q in proposal.queries)
+
+
 def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
     pages = {
         "Quiet Harbour": "Quiet Harbour is a 1950 drama film directed by Tom Arlen and starring Eva Lind.",
@@ -2262,7 +2342,17 @@ def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
             "Full member Guyana 1 August 1973",
             "Guyana",
         ),
-        ("Harbour Lights is an American drama film.", "American football", "", None),  # an adjective
+        ("Harbour Lights is a Victorian drama film.", "Victorian football", "", None),  # an adjective
+        # ... unless it is a country's: "Finnish" names Finland, wherever the country is said by its name
+        ("Kastelli sang in Finland's national final.", "Finnish tolar", "", "Finland"),
+        ("Ortega is a Mexican surgeon.", "Velden toad", "It lives in the Mexican state of Sonora.", "Mexico"),
+        # the adjective opening a longer name is that name's ("the American Basketball Association")
+        (
+            "The Tarsk Owls played in the American Basketball Association.",
+            "Harbour Lights",
+            "an American film",
+            None,
+        ),
         ("He was the son of William, Duke of Devonshire.", "Duke Street", "", None),  # part of a longer name
         ("She was born on 3 August 1901 in Leeds.", "August Bank Holiday", "", None),  # a month
         ("Leeds is a city.", "Leeds Town Hall", "", None),  # a sentence's opening word is no name by itself
@@ -2290,6 +2380,9 @@ def test_a_shared_name_is_a_whole_proper_name_both_passages_say(
             set(),
         ),
         ("Ave is a 1919 film.", {"direct"}, set()),
+        # a date fills no role, nor does the name one was born under
+        ("Taro Venn (born 3 March 1960 as Taro Imura) is a wrestler from Velden.", {"birthplac"}, set()),
+        ("Ave is a 1919 film starring Eva Lind as Mara Tell.", {"star"}, {"eva", "lind"}),
     ],
 )
 def test_role_fillers_are_the_names_a_sentence_gives_the_asked_role(
