@@ -514,7 +514,17 @@ def subordinate_clauses(question: str) -> list[str]:
         *_ZERO_RELATIVE.finditer(question),
         *_EARLIER_PART.finditer(question),
     ]
-    return [m.group(1) for m in clauses]
+    return [_before_the_main_verb(m.group(1)) for m in clauses]
+
+
+# the main clause's passive verb right after a name ending the relative clause ("the country that produced Fist
+# Power taken by the British"); "that was directed by Tom Arlen" has its verb after an auxiliary, not a name
+_PASSIVE_MAIN = re.compile(rf"\b[{CAPITAL}][\w'’.-]*(\s+\w+(?:ed|en)\s+by\b)")
+
+
+def _before_the_main_verb(clause: str) -> str:
+    m = _PASSIVE_MAIN.search(clause)
+    return clause[: m.start(1)] if m else clause
 
 
 def picks_by_time(question: str) -> bool:

@@ -1255,6 +1255,12 @@ def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
             "which firm glazes the tiles whose cracking delayed Studio 3.1?",
             {"crack", "delai", "studio", "3.1"},
         ),
+        # the clause ends at the main clause's passive verb after the name; an auxiliary keeps it going
+        (
+            "When was the country that produced Harbour Lights taken by Norland?",
+            {"produc", "harbour", "light"},
+        ),
+        ("which kiln that was fired by Basalt cracked?", {"fire", "basalt", "crack"}),
     ],
 )
 def test_the_clause_picking_out_the_occasion(question: str, clause: set[str]) -> None:
