@@ -103,3 +103,21 @@ def places_in(country: str) -> tuple[tuple[str, ...], ...]:
     tokens: its other names, its adjectives, its provinces ("the county of Cumbria" is in the UK). Empty for
     any other word."""
     return tuple(tuple(tokens(place)) for place in _places_of().get(country, ()))
+
+
+@lru_cache(maxsize=1)
+def _provinces() -> frozenset[str]:
+    """Every country's provinces or states by name ("Mississippi", "Maharashtra", "Cumbria")."""
+    return frozenset(p for info in CountryInfo.all().values() for p in info.get("provinces") or [] if p)
+
+
+_AFTER_A_PLACE = re.compile(rf"[{CAPITAL}][\w'’.-]*,\s+([{CAPITAL}][\w'’-]*(?:\s+[{CAPITAL}][\w'’-]*)?)")
+
+
+@lru_cache(maxsize=100_000)
+def provinces_named(text: str) -> tuple[str, ...]:
+    """The provinces or states a text places something in, as an address gives them after a comma ("in Hinds
+    County, Mississippi", "the city of Greenfield, Indiana"), in order. A province's name said any other way
+    ("Central", "Georgia Tech") is read as no place: many are everyday words."""
+    known = _provinces()
+    return tuple(dict.fromkeys(m.group(1) for m in _AFTER_A_PLACE.finditer(text) if m.group(1) in known))

@@ -59,6 +59,7 @@ from graph_flows.reasoners.offline.countries import (
     countries_by_adjective,
     countries_named,
     places_in,
+    provinces_named,
 )
 from graph_flows.reasoners.offline.language import (
     CAPITAL,
@@ -305,14 +306,16 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
-        if _THE_COUNTRY.search(asked) and (found := _country_bridge(aspect, constraints, evidence, lexicon)):
-            # what is asked of the country, less what the passage naming it says ("Sri Lanka leave British Empire")
-            country, e = found
+        if (picked := _THE_PLACE.search(asked)) and (
+            found := _place_bridge(picked, aspect, constraints, evidence, lexicon)
+        ):
+            # what is asked of the place, less what the passage naming it says ("Sri Lanka leave British Empire")
+            place, e = found
             said = read(e, weights, total).anywhere
-            unsaid = [t for t in weights if t != "countri" and t not in said]
-            bridge_queries.append(f"{country} {' '.join(words_for(asked, unsaid))}")
-            if country not in candidates:
-                unseen_names.append(country)  # no page of it to follow: it is found by its words
+            unsaid = [t for t in weights if t != stem(picked.group(1)) and t not in said]
+            bridge_queries.append(f"{place} {' '.join(words_for(asked, unsaid))}")
+            if place not in candidates:
+                unseen_names.append(place)  # no page of it to follow: it is found by its words
         # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
         # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
         if mined:
@@ -463,29 +466,35 @@ def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
     return aspect.get("question") or plan.get("effective_question") or aspect["text"]
 
 
-# "the country containing Nugegoda", "the country Signmark is from": a country the question picks out, to ask
-# something of it; "which country is the director from", "the same country", "the country of citizenship of X"
-# ask for the country itself
-_THE_COUNTRY = re.compile(
-    r"(?<!same )\bthe\s+country\b(?!\s+of\s+(?:citizenship|origin|birth|nationality))", re.I
+# "the country containing Nugegoda", "the state where Pocahontas Mounds is": a place the question picks out, to
+# ask something of it; "which country is the director from", "the same country", "the country of citizenship of
+# X" ask for the country itself
+_THE_PLACE = re.compile(
+    r"(?<!same )\bthe\s+(country|state|province)\b(?!\s+of\s+(?:citizenship|origin|birth|nationality))", re.I
 )
 
 
-def _country_bridge(
-    aspect: dict[str, Any], constraints: Sequence[str], evidence: Sequence[Evidence], lexicon: Lexicon
+def _place_bridge(
+    picked: re.Match[str],
+    aspect: dict[str, Any],
+    constraints: Sequence[str],
+    evidence: Sequence[Evidence],
+    lexicon: Lexicon,
 ) -> tuple[str, Evidence] | None:
     """ "The country containing Nugegoda": the country a passage saying the question's rarest name names ("a
-    suburb in Colombo, Sri Lanka"), not one the question names itself ("the British Empire"); with the passage."""
+    suburb in Colombo, Sri Lanka"), not one the question names itself ("the British Empire"); a state or
+    province the way an address gives it ("Hinds County, Mississippi"). With the passage naming it."""
     names = [*aspect["entities"], *constraints]
     if not names:
         return None
     rarest = max(names, key=lambda n: max((lexicon.idf(t) for t in terms(n)), default=0.0))
-    own = set(countries_named(aspect["text"]))
+    named = countries_named if picked.group(1).lower() == "country" else provinces_named
+    own = set(named(aspect["text"]))
     for e in evidence:
         if _mentions(e, rarest):
-            for country in countries_named(f"{e['title']}. {e['text']}"):
-                if country not in own:
-                    return country, e
+            for place in named(f"{e['title']}. {e['text']}"):
+                if place not in own:
+                    return place, e
     return None
 
 

@@ -9,6 +9,7 @@ from graph_flows.reasoners.offline.countries import (
     countries_by_adjective,
     countries_named,
     places_in,
+    provinces_named,
 )
 from graph_flows.reasoners.offline.reflect import mentions_all
 
@@ -65,3 +66,16 @@ def test_a_country_the_question_names_is_met_by_a_place_in_it(text: str, placed:
 )
 def test_countries_named(text: str, countries: tuple[str, ...]) -> None:
     assert countries_named(text) == countries
+
+
+@pytest.mark.parametrize(
+    ("text", "provinces"),
+    [
+        ("a site in Hinds County, Mississippi, dating from 800", ("Mississippi",)),
+        ("located in the city of Greenfield, Indiana.", ("Indiana",)),
+        ("the Central region", ()),  # a province's name said any other way is an everyday word
+        ("Atlanta, Georgia Tech", ()),  # after the comma, a longer name
+    ],
+)
+def test_provinces_named_the_way_an_address_gives_them(text: str, provinces: tuple[str, ...]) -> None:
+    assert provinces_named(text) == provinces

@@ -2318,6 +2318,16 @@ def test_the_country_a_page_saying_the_name_names_is_searched_with_what_is_asked
     assert bridge and "leave" in bridge[0] and proposal.direction == "text"  # no page of Sri Lanka to follow
 
 
+def test_the_state_a_page_places_the_name_in_is_searched_with_what_is_asked() -> None:
+    question = "When did the state where Velmora Mounds is located become part of the United States?"
+    pages = {"Velmora Mounds": "Velmora Mounds is an archaeological site in Hinds County, Mississippi."}
+    evidence = [_evidence("E1", "doc:Velmora Mounds", "Velmora Mounds", pages["Velmora Mounds"], dense=0.5)]
+    lexicon = _RarePlace(list(pages))
+    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
+    bridge = [q for q in proposal.queries if q.startswith("Mississippi")]
+    assert bridge and "become" in bridge[0]
+
+
 def test_a_country_asked_for_is_no_bridge_to_search() -> None:
     # the director's country is read on the director's page, reached by a hop: not the film's country
     pages = {"Harbour Lights": "Harbour Lights is an American drama film directed by Tom Arlen."}
