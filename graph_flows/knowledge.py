@@ -11,7 +11,7 @@ from typing import Protocol
 
 from connectors.knowledge.graph import Neighbor, VisibleGraph
 from connectors.knowledge.results import Hit
-from connectors.text import find_mentions, normalise
+from connectors.text import normalise
 
 
 class KnowledgeReader(Protocol):
@@ -60,13 +60,12 @@ class StoreLexicon:
         self._resolved: dict[str, list[str]] = {}  # one question's step resolves the same names many times
 
     def names_in(self, text: str, *, strict: bool = True) -> list[str]:
-        names = self._graph.names
-        found = list(find_mentions(text, names, require_capital=strict))
+        found = list(self._graph.mentions(text, require_capital=strict))
         if text == text.lower():
             # Typed all in lower case ("ios crash triage"): names of two or more words are still names. Where
             # the writer capitalises, a lower-case phrase ("place of birth") is not a name.
             found += [
-                n for n in find_mentions(text, names, require_capital=False) if n not in found and " " in n
+                n for n in self._graph.mentions(text, require_capital=False) if n not in found and " " in n
             ]
         return [self._graph.display.get(n, n) for n in found]
 

@@ -277,6 +277,7 @@ _CONVERSES = [
 _BETWEEN_PEOPLE = 5
 
 
+@lru_cache(maxsize=100_000)  # every unit of every candidate passage is read with it
 def converses(text: str, *, people: bool = True) -> frozenset[str]:
     """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother). Without
     `people`, only those between things: which way a relation between people runs is read along a chain's hops,

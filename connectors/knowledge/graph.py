@@ -19,12 +19,13 @@ from sqlalchemy import Connection, select
 
 from connectors.knowledge.acl import visible_doc_ids
 from connectors.knowledge.tables import aliases, documents, edges
-from connectors.text import disambiguated_base, normalise
+from connectors.text import disambiguated_base, find_mentions, normalise
 
 ENTITY_PREFIX = "entity:"
 PPR_ALPHA = 0.2  # teleport probability: higher keeps the walk closer to the seeds
 PPR_EPSILON = 1e-5
 CACHE_SIZE = 16
+MENTIONS_KEPT = 50_000  # texts whose mentions a graph remembers (a passage's text is read many times)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class VisibleGraph:
     adjacency: dict[str, list[tuple[str, str, bool]]] = field(default_factory=lambda: defaultdict(list))
     _names_of: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
     _by_base: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+    _mentions: dict[tuple[str, bool], tuple[str, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def resolve(self, name: str) -> set[str]:
         if name in self.docs:
@@ -61,6 +65,19 @@ class VisibleGraph:
                     found[doc].append(self.display.get(alias, alias))
             self._names_of = dict(found)
         return list(self._names_of.get(doc_id, ()))
+
+    def mentions(self, text: str, *, require_capital: bool = True) -> tuple[str, ...]:
+        """The visible names a text mentions (`find_mentions`), kept with the graph: every round of a question,
+        and every question after it, reads the same passages again."""
+        key = (text, require_capital)
+        found = self._mentions.get(key)
+        if found is None:
+            if len(self._mentions) >= MENTIONS_KEPT:
+                self._mentions.clear()
+            found = self._mentions[key] = tuple(
+                find_mentions(text, self.names, require_capital=require_capital)
+            )
+        return found
 
     def disambiguated(self, word: str) -> list[str]:
         """The titles that are one word with a disambiguator ("Brand" -> "Brand (play)"): that word alone is not

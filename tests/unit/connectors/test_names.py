@@ -64,3 +64,13 @@ def test_a_one_word_title_with_a_disambiguator_is_found_by_its_word() -> None:
     assert graph.disambiguated("baure") == ["Baure, Nigeria"]  # a place's disambiguator is where it is
     assert graph.disambiguated("Heart") == ["Heart (1987 film)", "Heart (band)"]  # two: the caller decides
     assert graph.disambiguated("Play") == []
+
+
+def test_the_names_a_text_mentions_are_remembered_with_the_graph() -> None:
+    graph = VisibleGraph(docs={"d1"}, titles={"d1": "Kestrel Motion"}, names={"kestrel motion": {"d1"}})
+    text = "Kestrel Motion ships the motors; the kestrel motion line is old."
+    first = graph.mentions(text)
+    assert first == ("kestrel motion",)  # the capitalised mention only
+    assert graph.mentions(text) is first  # read again, not searched again
+    assert graph.mentions(text, require_capital=False) == ("kestrel motion",)
+    assert graph.mentions("Nothing named here.") == ()
