@@ -208,6 +208,8 @@ STOPWORDS = frozenset(
 
 def fold(text: str) -> str:
     """Lowercase and strip accents, so "Café" and "cafe" compare equal."""
+    if text.isascii():  # most text: nothing to strip, and decomposing costs more than the rest of tokenising
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
