@@ -42,6 +42,7 @@ from graph_flows.reading import (
     precise_date,
     replaced_names,
     role_filled_by_another,
+    role_filler_names,
     role_fillers,
     says_nationality,
     shows_type,
@@ -74,6 +75,7 @@ from graph_flows.reasoners.offline.language import (
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
+    same_name,
     says_ordinal,
     subordinate_clauses,
     subordinate_terms,
@@ -200,6 +202,8 @@ def reflect(
                 for eid, r in readings.items()
                 if not says_any(aside, f"{r.evidence['title']} {r.best}")
             }
+        # "the association which published the Journal": the name the named page gives that role
+        filled = _role_bridge(asked, aspect["entities"], entity_terms, evidence)
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
             by_id,
@@ -224,6 +228,7 @@ def reflect(
             lambda name: is_common_name(name, lexicon),
             picked_place(asked),
             None if plan.get("comparison") else ordinal_asked(asked),
+            filled,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -306,6 +311,12 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
+        # ... ("published by the American Psychological Association") is the bridge, searched with what is asked
+        if filled:
+            unsaid = [t for t in weights if t not in occasion and t not in entity_terms]
+            bridge_queries.append(f"{filled} {' '.join(words_for(asked, unsaid))}")
+            if filled not in candidates:
+                unseen_names.append(filled)  # no page of it to follow: it is found by its words
         if (picked := _THE_PLACE.search(asked)) and (
             found := _place_bridge(picked, aspect, constraints, evidence, lexicon)
         ):
@@ -464,6 +475,31 @@ def aspect_kind(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
 def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
     """The words an aspect is asked in: its own part of a message asking several things, else the question."""
     return aspect.get("question") or plan.get("effective_question") or aspect["text"]
+
+
+# "the association which published X", "the man who directed X": the verb of a relative clause about an agent
+# (a place's "where ... is located" is read by `_THE_PLACE`; "who was born" names no role)
+_AGENT_CLAUSE = re.compile(
+    r"\b(?:which|that|who)\s+(?:also\s+)?(?!(?:is|was|are|were|has|had|have)\b)([a-z]+ed)\b"
+)
+
+
+def _role_bridge(
+    asked: str, entities: Sequence[str], entity_terms: set[str] | frozenset[str], evidence: Sequence[Evidence]
+) -> str | None:
+    """The name the named page gives the role a relative clause asks for ("which published the Journal of
+    Psychotherapy Integration": "published by the American Psychological Association")."""
+    roles = {stem(m.group(1)) for m in _AGENT_CLAUSE.finditer(asked)} - set(entity_terms)
+    if not roles or not entities:
+        return None
+    for e in evidence:
+        if is_entity_passage(e, entities):
+            for unit in readable_units(e):
+                if names := [
+                    n for n in role_filler_names(unit.text, roles) if not term_set(n) & entity_terms
+                ]:
+                    return names[0]
+    return None
 
 
 # "the country containing Nugegoda", "the state where Pocahontas Mounds is": a place the question picks out, to
@@ -812,6 +848,7 @@ def best_chain_for(
     common_name: Callable[[str], bool] | None = None,
     place: str | None = None,
     ordinal: str | None = None,
+    role_filled: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -913,13 +950,30 @@ def best_chain_for(
                     or len(chain_of(eid, by_id)) != 1
                 ):
                     continue
-                shared = shared_name(by_id[root], by_id[eid]["title"], r.best, set(weights))
-                if shared is None or (common_name is not None and common_name(shared[0])):
-                    continue  # a name half the pages say ("United States") picks out no bridge
                 if root not in fillers:
                     fillers[root] = frozenset().union(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
                     )
+                shared = shared_name(by_id[root], by_id[eid]["title"], r.best, set(weights))
+                if shared is None and fillers[root]:
+                    # the name the page gives the asked role is a name whatever follows it, and may carry the
+                    # class the question asks for ("the association which published": "published by the
+                    # American Psychological Association on behalf of ..."; "premiered in France on 31 August"),
+                    # where it is the clause's agent or a country: a director named by two films' pages is no
+                    # bridge from one film to the other
+                    loose = shared_name(
+                        by_id[root],
+                        by_id[eid]["title"],
+                        r.best,
+                        set(weights) - {stem(t) for t in fillers[root]},
+                        loose=True,
+                    )
+                    if loose and (
+                        same_name(loose[0], role_filled or "") or loose[0] in countries_named(loose[0])
+                    ):
+                        shared = loose
+                if shared is None or (common_name is not None and common_name(shared[0])):
+                    continue  # a name half the pages say ("United States") picks out no bridge
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
                     yield eid, [*start, eid], "mention"
 

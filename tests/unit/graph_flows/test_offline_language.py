@@ -27,6 +27,7 @@ from graph_flows.reading import (
     raises_a_question,
     relative_asked,
     role_filled_by_another,
+    role_filler_names,
     role_fillers,
     says_nationality,
     sentences,
@@ -1129,6 +1130,11 @@ class _Read:
 
     def reestablished(self, evidence: list[dict]) -> dict[str, list[str]]:
         return reflect(self.proposal, evidence, self.lexicon, max_seeds=3).established  # type: ignore[arg-type]
+
+    @property
+    def proposal_queries(self) -> list[str]:
+        """What reflect would search next with only the first page read."""
+        return reflect(self.proposal, self.evidence[:1], self.lexicon, max_seeds=3).queries  # type: ignore[arg-type]
 
     @property
     def said(self) -> str:
@@ -2338,6 +2344,24 @@ def test_a_country_asked_for_is_no_bridge_to_search() -> None:
     assert not any(q.startswith("United States") for q in proposal.queries)
 
 
+def test_the_agent_a_relative_clause_asks_for_is_the_bridge_whatever_follows_its_name() -> None:
+    pages = {
+        "Journal of Velmoran Studies": "The Journal of Velmoran Studies is an academic journal published by the "
+        "Northland Psychological Association on behalf of the Velmoran Society.",
+        "Adolescent studies": "The study of youth began in 1904. Tom Arlen, who was the first president of the "
+        "Northland Psychological Association, studied youth.",
+    }
+    read = _Read(
+        "Who was the first president of the association which published Journal of Velmoran Studies?", pages
+    )
+    assert read.found == {"a1": ["E1", "E2"]}
+    assert "published by the Northland" in read.said and "Tom Arlen, who was the first president" in read.said
+    # the bridge is searched with what is asked of it
+    assert any(
+        q.startswith("Northland Psychological Association first president") for q in read.proposal_queries
+    )
+
+
 def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
     pages = {
         "Quiet Harbour": "Quiet Harbour is a 1950 drama film directed by Tom Arlen and starring Eva Lind.",
@@ -2380,6 +2404,14 @@ def test_a_shared_name_is_a_whole_proper_name_both_passages_say(
     e = _evidence("E1", "doc:a", "Page", unit)
     found = shared_name(e, title, said)
     assert (found[0] if found else None) == shared
+
+
+def test_the_names_a_role_is_given_as_written() -> None:
+    text = "It is a journal published by the Northland Psychological Association on behalf of the Velmoran Society."
+    assert role_filler_names(text, {"publish"}) == ["Northland Psychological Association"]
+    assert role_filler_names("Ave is a 1919 film directed by Alexander Korda.", {"direct"}) == [
+        "Alexander Korda"
+    ]
 
 
 @pytest.mark.parametrize(
