@@ -1,8 +1,10 @@
-"""Countries by their other names. Pages give a person's or a thing's country by its adjective ("a Norwegian
-playwright", "the Finnish markka") and a fact about the country by its name ("the currency of Finland from
-1860"): the bridge between two such pages is one country said two ways. The adjectives come from the
-countryinfo package's data (shipped with it, read offline, loaded once); where one adjective belongs to several
-(Chinese: China, Hong Kong, Macau), it names the most populous.
+"""Countries and their provinces by their other names. Pages give a person's or a thing's country by its
+adjective ("a Norwegian playwright", "the Finnish markka") and a fact about the country by its name ("the
+currency of Finland from 1860"): the bridge between two such pages is one country said two ways. A question's
+"in the UK" is met by "the county of Cumbria", and "the state where X is" by the state X's page gives as an
+address does ("Hinds County, Mississippi"). The data is the countryinfo package's (shipped with it, read
+offline, loaded once); where one adjective belongs to several countries (Chinese: China, Hong Kong, Macau), it
+names the most populous.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def countries_by_adjective(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(table[m.group(1)] for m in _adjective_pattern().finditer(text)))
 
 
+@lru_cache(maxsize=1024)
 def adjectives_of(country: str) -> tuple[str, ...]:
     """The adjectives that name a country ("United States": "American")."""
     return tuple(adjective for adjective, name in _by_adjective().items() if name == country)

@@ -133,7 +133,7 @@ def reflect(
     candidates: dict[str, EntityCandidate] = {}
     uncovered_words: list[str] = []
     clause_queries: list[str] = []
-    unseen_names: list[str] = []
+    by_words: list[str] = []  # names to find by their words before following links
     bridge_queries: list[str] = []
     notes: list[str] = []
     by_id = {e["id"]: e for e in evidence}
@@ -202,7 +202,7 @@ def reflect(
                 for eid, r in readings.items()
                 if not says_any(aside, f"{r.evidence['title']} {r.best}")
             }
-        # "the association which published the Journal": the name the named page gives that role
+        # "the association which published the Journal": the name the named page gives that role, the bridge
         filled = _role_bridge(asked, aspect["entities"], entity_terms, evidence)
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
@@ -296,7 +296,7 @@ def reflect(
         unseen = [c for c in constraints if not any(_mentions(e, c) for e in evidence)]
         if unseen and not clause_queries:
             clause_queries.append(" ".join(unseen))
-        unseen_names += unseen
+        by_words += unseen
         if best_chain and best_cov >= 0.2:
             head = by_id[best_chain[-1]]["title"]
             what = (
@@ -311,22 +311,21 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
-        # ... ("published by the American Psychological Association") is the bridge, searched with what is asked
+        bridges: list[tuple[str, list[str]]] = []  # a bridge named on a page, and the words asked of it
         if filled:
-            unsaid = [t for t in weights if t not in occasion and t not in entity_terms]
-            bridge_queries.append(f"{filled} {' '.join(words_for(asked, unsaid))}")
-            if filled not in candidates:
-                unseen_names.append(filled)  # no page of it to follow: it is found by its words
+            # "published by the American Psychological Association": what is asked of the association
+            bridges.append((filled, [t for t in weights if t not in occasion and t not in entity_terms]))
         if (picked := _THE_PLACE.search(asked)) and (
             found := _place_bridge(picked, aspect, constraints, evidence, lexicon)
         ):
             # what is asked of the place, less what the passage naming it says ("Sri Lanka leave British Empire")
             place, e = found
             said = read(e, weights, total).anywhere
-            unsaid = [t for t in weights if t != stem(picked.group(1)) and t not in said]
-            bridge_queries.append(f"{place} {' '.join(words_for(asked, unsaid))}")
-            if place not in candidates:
-                unseen_names.append(place)  # no page of it to follow: it is found by its words
+            bridges.append((place, [t for t in weights if t != stem(picked.group(1)) and t not in said]))
+        for name, unsaid in bridges:
+            bridge_queries.append(f"{name} {' '.join(words_for(asked, unsaid))}")
+            if name not in candidates:
+                by_words.append(name)  # no page of it to follow: it is found by its words
         # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
         # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
         if mined:
@@ -347,7 +346,7 @@ def reflect(
         entities=ranked,
         # a name the question gives that nothing read says is found by its words, not by following links from
         # pages that do not say it
-        direction="graph" if ranked and not unseen_names else "text",
+        direction="graph" if ranked and not by_words else "text",
         queries=queries,
         notes=notes,
     )
