@@ -258,7 +258,7 @@ def also_said(text: str) -> frozenset[str]:
 
 # A relation said from the other side: "X is the son of Y" says who X's father (or mother) is, "X reports to Y"
 # who X's manager is. General English, like the derivations: which parent the page cannot say, so both are read.
-_CONVERSES = [
+_BETWEEN_PEOPLE = [
     (
         re.compile(r"\b(?:sons?|daughters?|child|children|heirs?)\s+of\b|\bborn\s+to\b", re.I),
         ("father", "mother", "parent"),
@@ -267,14 +267,15 @@ _CONVERSES = [
     (re.compile(r"\bmarried\b|\b(?:wife|husband|widow|widower)\s+of\b", re.I), ("spouse", "wife", "husband")),
     (re.compile(r"\b(?:brothers?|sisters?|siblings?)\s+of\b", re.I), ("brother", "sister", "sibling")),
     (re.compile(r"\breports?\s+to\b", re.I), ("manager",)),
-    # the relations above are between people
+]
+_BETWEEN_THINGS = [
     # "X was replaced by Y": X came before Y, as "what preceded Y" asks
     (
         re.compile(r"\b(?:replaced|succeeded|superseded)\s+by\b", re.I),
         ("predated", "preceded", "predecessor"),
     ),
 ]
-_BETWEEN_PEOPLE = 5
+_CONVERSES = [*_BETWEEN_PEOPLE, *_BETWEEN_THINGS]
 
 
 @lru_cache(maxsize=100_000)  # every unit of every candidate passage is read with it
@@ -282,7 +283,7 @@ def converses(text: str, *, people: bool = True) -> frozenset[str]:
     """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother). Without
     `people`, only those between things: which way a relation between people runs is read along a chain's hops,
     never off one sentence ("X, son of Y" answers "who is X's father", not "who is Y's father")."""
-    said = _CONVERSES if people else _CONVERSES[_BETWEEN_PEOPLE:]
+    said = _CONVERSES if people else _BETWEEN_THINGS
     return frozenset(word for pattern, words in said if pattern.search(text) for word in words)
 
 
@@ -346,11 +347,19 @@ def _role_bound(
             if (
                 words[j][:1].isupper()
                 and low[j] not in STOPWORDS
-                and low[j] not in MONTHS  # "born 17 January 1969": a date fills no role
+                and not _in_a_date(
+                    words, j
+                )  # "born 17 January 1969": a date fills no role ("August Rush" may)
                 and not _describes(words, j)
             ):
                 bound.add(j)
     return bound
+
+
+def _in_a_date(words: list[str], j: int) -> bool:
+    """The word is a month's name beside a number ("17 January 1969", "January 17")."""
+    beside = [words[k] for k in (j - 1, j + 1) if 0 <= k < len(words)]
+    return words[j].lower() in MONTHS and any(w[:1].isdigit() for w in beside)
 
 
 def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str]) -> bool:

@@ -32,14 +32,16 @@ def _by_adjective() -> dict[str, str]:
     return {adjective: name for adjective, (_, name) in best.items()}
 
 
+def _any_of(words: set[str] | dict[str, str], after: str = "") -> re.Pattern[str]:
+    """Any of the words as a whole word, the longest first ("South African" before "African")."""
+    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'’-])({alternatives})(?![\w-]){after}")
+
+
 @lru_cache(maxsize=1)
 def _adjective_pattern() -> re.Pattern[str]:
-    # longest first: "South Korean" before "Korean" would not matter, "South African" before "African" does
-    words = sorted(_by_adjective(), key=len, reverse=True)
     # an adjective opening a longer name is that name's word ("the American Basketball Association")
-    return re.compile(
-        r"(?<![\w'’-])(" + "|".join(re.escape(a) for a in words) + rf")(?![\w-])(?!\s+[{CAPITAL}])"
-    )
+    return _any_of(_by_adjective(), rf"(?!\s+[{CAPITAL}])")
 
 
 @lru_cache(maxsize=100_000)
@@ -62,10 +64,7 @@ _INSIDE_AFTER = re.compile(rf"\s+[{CAPITAL}]")
 
 @lru_cache(maxsize=1)
 def _name_pattern() -> re.Pattern[str]:
-    names = sorted(
-        {info.get("name") or "" for info in CountryInfo.all().values()} - {""}, key=len, reverse=True
-    )
-    return re.compile(r"(?<![\w'’-])(" + "|".join(re.escape(n) for n in names) + r")(?![\w-])")
+    return _any_of({info.get("name") or "" for info in CountryInfo.all().values()} - {""})
 
 
 @lru_cache(maxsize=100_000)

@@ -66,8 +66,10 @@ from graph_flows.reasoners.offline.language import (
     CAPITAL,
     POSSESSIVE,
     VERSION,
+    agent_roles,
     asked_class,
     asked_head,
+    bridging_place,
     constraint_words,
     of_another_place,
     ordinal_asked,
@@ -315,13 +317,13 @@ def reflect(
         if filled:
             # "published by the American Psychological Association": what is asked of the association
             bridges.append((filled, [t for t in weights if t not in occasion and t not in entity_terms]))
-        if (picked := _THE_PLACE.search(asked)) and (
-            found := _place_bridge(picked, aspect, constraints, evidence, lexicon)
+        if (kind := bridging_place(asked)) and (
+            found := _place_bridge(kind, aspect, constraints, evidence, lexicon)
         ):
             # what is asked of the place, less what the passage naming it says ("Sri Lanka leave British Empire")
             place, e = found
             said = read(e, weights, total).anywhere
-            bridges.append((place, [t for t in weights if t != stem(picked.group(1)) and t not in said]))
+            bridges.append((place, [t for t in weights if t != stem(kind) and t not in said]))
         for name, unsaid in bridges:
             bridge_queries.append(f"{name} {' '.join(words_for(asked, unsaid))}")
             if name not in candidates:
@@ -476,19 +478,12 @@ def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
     return aspect.get("question") or plan.get("effective_question") or aspect["text"]
 
 
-# "the association which published X", "the man who directed X": the verb of a relative clause about an agent
-# (a place's "where ... is located" is read by `_THE_PLACE`; "who was born" names no role)
-_AGENT_CLAUSE = re.compile(
-    r"\b(?:which|that|who)\s+(?:also\s+)?(?!(?:is|was|are|were|has|had|have)\b)([a-z]+ed)\b"
-)
-
-
 def _role_bridge(
     asked: str, entities: Sequence[str], entity_terms: set[str] | frozenset[str], evidence: Sequence[Evidence]
 ) -> str | None:
     """The name the named page gives the role a relative clause asks for ("which published the Journal of
     Psychotherapy Integration": "published by the American Psychological Association")."""
-    roles = {stem(m.group(1)) for m in _AGENT_CLAUSE.finditer(asked)} - set(entity_terms)
+    roles = agent_roles(asked) - set(entity_terms)
     if not roles or not entities:
         return None
     for e in evidence:
@@ -501,16 +496,8 @@ def _role_bridge(
     return None
 
 
-# "the country containing Nugegoda", "the state where Pocahontas Mounds is": a place the question picks out, to
-# ask something of it; "which country is the director from", "the same country", "the country of citizenship of
-# X" ask for the country itself
-_THE_PLACE = re.compile(
-    r"(?<!same )\bthe\s+(country|state|province)\b(?!\s+of\s+(?:citizenship|origin|birth|nationality))", re.I
-)
-
-
 def _place_bridge(
-    picked: re.Match[str],
+    kind: str,
     aspect: dict[str, Any],
     constraints: Sequence[str],
     evidence: Sequence[Evidence],
@@ -523,7 +510,7 @@ def _place_bridge(
     if not names:
         return None
     rarest = max(names, key=lambda n: max((lexicon.idf(t) for t in terms(n)), default=0.0))
-    named = countries_named if picked.group(1).lower() == "country" else provinces_named
+    named = countries_named if kind == "country" else provinces_named
     own = set(named(aspect["text"]))
     for e in evidence:
         if _mentions(e, rarest):

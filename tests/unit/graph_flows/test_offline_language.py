@@ -2431,6 +2431,11 @@ def test_the_names_a_role_is_given_as_written() -> None:
         # a date fills no role, nor does the name one was born under
         ("Taro Venn (born 3 March 1960 as Taro Imura) is a wrestler from Velden.", {"birthplac"}, set()),
         ("Ave is a 1919 film starring Eva Lind as Mara Tell.", {"star"}, {"eva", "lind"}),
+        (
+            "Ave is a 1919 film directed by August Brand.",
+            {"direct"},
+            {"august", "brand"},
+        ),  # a month's name, no date
     ],
 )
 def test_role_fillers_are_the_names_a_sentence_gives_the_asked_role(
