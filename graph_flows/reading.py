@@ -815,7 +815,7 @@ def addresses_assistant(text: str) -> bool:
     return bool(_ADDRESSES_ASSISTANT.search(text))
 
 
-# "FW-97 was closed as a duplicate; in which version ...", "I left my phone on the train: who do I tell": the
+# "PAY-12 was reopened twice; in which build did the fix land ...", "my badge stopped working: who resets it": the
 # setting, then the question
 _SETTING = re.compile(
     r"[;:]\s+(?=(?:and |so |but )?(?:in |by |for |from |at |to )?"

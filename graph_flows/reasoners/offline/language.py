@@ -34,7 +34,7 @@ _JOINER = re.compile(
     r"(?:(?:the|a|an)\s+)?$",
     re.I,
 )
-# "Gold dealers hear back from us compared with Silver ones", "in Germany compared to at home in the Netherlands"
+# "Bronze partners get a reply from us compared with Platinum ones", "in Portugal compared to back home in Norway"
 _LOOSE_JOINER = re.compile(
     r"^\W*(?:[\w']+\s+){0,6}?(?:compared? (?:to|with)|differs? from|versus|vs\.?)\W*(?:[\w']+\s+){0,4}?$",
     re.I,
@@ -318,8 +318,8 @@ _TITLE_WORD = re.compile(rf"^\W*(?:[{CAPITAL}0-9]|$)")
 
 def _whole_title(question: str, start: int, end: int) -> str:
     """A side read as a run of capitalised words, with the capitalised words before it that the run broke off
-    at a colon or an apostrophe ("Woman By Woman: New Hope For The Villages Of India", "Return To Nuke 'Em
-    High"), back to the comma that ends the question's own clause."""
+    at a colon or an apostrophe ("Harbour Lights: A Winter Among The Fishing Towns Of Brittany", "Round 'Em
+    Up Slowly"), back to the comma that ends the question's own clause."""
     before = question[:start]
     lead = before[before.rfind(", ") + 2 :] if ", " in before else ""
     if lead.strip() and all(_TITLE_WORD.match(word) for word in lead.split()):
@@ -402,14 +402,14 @@ _ANOTHER = re.compile(r"\b(?:any\s+other|another|other)\s+([a-z]+)", re.I)
 
 
 def another_of(question: str) -> str | None:
-    """The stem of the class a question asks for another member of ("besides Northwind, has any other customer
-    gotten a raised limit?": a customer, not Northwind)."""
+    """The stem of the class a question asks for another member of ("apart from Bluefin, has any other supplier
+    sent a revised quote?": a supplier, not Bluefin)."""
     m = _ANOTHER.search(question)
     return None if m is None or m.group(1).lower() in STOPWORDS else stem(m.group(1).lower())
 
 
 def excluded_names(question: str, names: Sequence[str]) -> list[str]:
-    """The names a question sets aside ("besides Northwind, has any other customer..."): the answer is about
+    """The names a question sets aside ("apart from Bluefin, has any other supplier..."): the answer is about
     someone else."""
     found: list[str] = []
     for m in _EXCLUDING.finditer(question):
@@ -423,7 +423,7 @@ def picks_by_relative_clause(question: str) -> bool:
 
 
 _PLACE_KIND = "city|town|village|county|state|province|country|region|district"
-# "the population of the state where Dodge City Regional Airport is": the place a relative clause picks out
+# "the area of the county where Larkmoor Field Aerodrome is": the place a relative clause picks out
 _PICKED_PLACE = re.compile(rf"\bthe\s+({_PLACE_KIND})\s+(?:where|that|which|in\s+which|whose)\b", re.I)
 # "the city population", "the population of the county": a statement about a place of a kind it names
 _PLACE_OF_STATEMENT = re.compile(
@@ -512,8 +512,8 @@ _ZERO_RELATIVE = re.compile(
 )
 
 
-# the first question of a message, read after a later one that refers back to it ("which tickets came out of it
-# (what's the root cause of the November outage)"): it says what "it" is, not what this part asks
+# the first question of a message, read after a later one that refers back to it ("which teams did it hold up
+# (what stalled the March billing migration)"): it says what "it" is, not what this part asks
 _EARLIER_PART = re.compile(
     r"\s\((?=(?:which|what|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|has|have|can)\b)"
     r"([^()]+)\)\s*$",
@@ -524,7 +524,7 @@ _EARLIER_PART = re.compile(
 def subordinate_terms(question: str) -> frozenset[str]:
     """The terms of the clauses that pick out what the question is about rather than what it asks: a passage
     holding the answer may say them anywhere, not in the answering sentence."""
-    # with the names and codes said there ("whose late delivery held up Android 4.2": the release too)
+    # with the names and codes said there ("whose missing sign-off delayed Web 7.1": the release too)
     return frozenset(
         t
         for clause in subordinate_clauses(question)
@@ -543,8 +543,8 @@ def subordinate_clauses(question: str) -> list[str]:
     return [_before_the_main_verb(m.group(1)) for m in clauses]
 
 
-# the main clause's passive verb right after a name ending the relative clause ("the country that produced Fist
-# Power taken by the British"); "that was directed by Tom Arlen" has its verb after an auxiliary, not a name
+# the main clause's passive verb right after a name ending the relative clause ("the island that exported Copper
+# Lantern seized by the Dutch"); "that was directed by Tom Arlen" has its verb after an auxiliary, not a name
 _PASSIVE_MAIN = re.compile(rf"\b[{CAPITAL}][\w'’.-]*(\s+\w+(?:ed|en)\s+by\b)")
 
 
@@ -599,7 +599,7 @@ def same_name(a: str, b: str) -> bool:
     return bool(normalise(a)) and normalise(a) == normalise(b)
 
 
-# "what's the iOS app's current crash rate", "what renewal price are we...", "how many employees...": the noun
+# "what's the web portal's current error budget", "what storage quota are we...", "how many desks...": the noun
 # the question asks a value of. The words that end its phrase: a preposition, a clause, a verb of the question.
 _HEAD_STOP = frozenset(
     [
@@ -732,8 +732,8 @@ _SIDE_BREAK = re.compile(r"\b(?:compared? (?:to|with)|versus|vs\.?|than|differs?
 
 
 def side_words(question: str, sides: Sequence[str]) -> dict[str, list[str]]:
-    """What each side of a two-sided comparison says of itself: "the iOS phased release take compared with
-    the Android staged rollout" -> iOS: phased release take; Android: staged rollout. Words before the first
+    """What each side of a two-sided comparison says of itself: "the Windows beta ring last compared with
+    the Linux nightly channel" -> Windows: beta ring last; Linux: nightly channel. Words before the first
     side are asked of both; none when the sides are only joined ("X and Y")."""
     spans = name_spans(question, sides)
     if len(spans) != 2:

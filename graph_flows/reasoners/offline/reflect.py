@@ -1224,8 +1224,8 @@ def answering_reading(
     of_another: bool = True,
 ) -> Reading:
     """After a hop the last passage answers what the earlier links leave unsaid: its unit is read against the
-    rest of the question ("the motors whose late delivery held up Android 4.2" is the bridge's; "which company
-    makes" is the answer's), not against what the bridge already matched."""
+    rest of the question ("the brackets whose missing sign-off delayed Web 7.1" is the bridge's; "which vendor
+    supplies" is the answer's), not against what the bridge already matched."""
     last = readings[chain[-1]]
     prior = set().union(*(readings[link].covered for link in chain[:-1]))
     rest = {t: v for t, v in weights.items() if t not in prior}
@@ -1283,9 +1283,9 @@ def _grounded(
     if any(_other_release(reading.best, v, constraints) for v in pointed if VERSION.fullmatch(v)):
         return False
     # the unit, or the page it is on ("Pallas P3 Datasheet" for a question about the P2), speaks of a sibling;
-    # a ticket a hop led to is another item by its own key ("FW-97 ... duplicate of FW-95"), not a sibling; a
-    # release the clause picking out the thing names ("pulled from iOS 4.2, and when does iOS get it") makes
-    # no sibling of the 4.3 release's page
+    # a ticket a hop led to is another item by its own key ("PAY-12 ... duplicate of PAY-9"), not a sibling; a
+    # release the clause picking out the thing names ("dropped from Web 5.1, and when does Web get it back") makes
+    # no sibling of the 5.2 release's page
     hop_to_item = len(chain) > 1 and bool(TICKET_KEY.fullmatch(last["title"].split(":", 1)[0]))
     return not any(
         names_a_sibling(reading.best, c) or (not hop_to_item and names_a_sibling(last["title"], c))
