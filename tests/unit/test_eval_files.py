@@ -22,9 +22,9 @@ from evals.folder_eval import KINDS
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SOURCE = "acme"  # the folder is loaded as the embedded default source, whatever company it describes
 FOLLOWUP_TYPES = ("entity_swap", "attribute_swap", "pronoun")
-MIN_PER_KIND = {"acme": 10, "holdout": 5}
-OPTIONAL_KINDS = {"holdout": {"broad"}}  # broad questions are asked of acme only
-MIN_PER_FOLLOWUP_TYPE = {"acme": 3, "holdout": 1}
+MIN_PER_KIND = {"acme": 10, "fernhollow": 5}
+OPTIONAL_KINDS = {"fernhollow": {"broad"}}  # broad questions are asked of acme only
+MIN_PER_FOLLOWUP_TYPE = {"acme": 3, "fernhollow": 1}
 REQUIRED = ("id", "question", "asker", "kind", "expected_docs", "answer", "answer_contains", "expected_gap")
 EVAL_FILES = sorted(p for p in EXAMPLES.glob("*/eval.jsonl"))
 
@@ -51,7 +51,7 @@ def _items(path: Path) -> list[dict[str, Any]]:
 
 
 def _family(path: Path) -> str:
-    return "holdout" if path.parent.name.startswith("holdout") else "acme"
+    return "fernhollow" if path.parent.name.endswith("fernhollow") else "acme"
 
 
 def _in_any(needle: str, docs: list[SourceDoc]) -> bool:
@@ -65,7 +65,7 @@ def evalset(request: pytest.FixtureRequest) -> tuple[str, list[dict[str, Any]], 
 
 
 def test_both_eval_files_exist() -> None:
-    assert {_family(p) for p in EVAL_FILES} == {"acme", "holdout"}
+    assert {_family(p) for p in EVAL_FILES} == {"acme", "fernhollow"}
 
 
 def test_schema_ids_and_kind_counts(evalset: tuple[str, list[dict[str, Any]], Corpus]) -> None:
