@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint format clean postgres
+.PHONY: install demo test bench lint format clean postgres train-reader
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -30,6 +30,12 @@ test: $(STAMP) postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
+
+# Fit and calibrate the answer scorer (docs/reader.md): public QA data from SLEUTH_TRAINING_DATA
+# (default ../shared/training), scikit-learn from the `train` extra; writes graph_flows/reader/answer_scorer.json.
+train-reader: $(STAMP)
+	$(BIN)/pip install -q -e '.[train]'
+	$(BIN)/sleuth train-reader
 
 bench: $(STAMP)
 	$(BIN)/sleuth bench

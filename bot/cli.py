@@ -903,6 +903,48 @@ def _bench_scale(
         typer.echo(json.dumps([r.as_dict() for r in rows]))
 
 
+@app.command("train-reader")
+def train_reader(
+    data: Annotated[
+        Path,
+        typer.Option("--data", envvar="SLEUTH_TRAINING_DATA", help="The public QA data (docs/reader.md)"),
+    ] = Path("../shared/training"),
+    out: Annotated[Path, typer.Option("--out", help="Where the fitted scorer goes")] = Path(
+        "graph_flows/reader/answer_scorer.json"
+    ),
+    verbose: Verbose = False,
+) -> None:
+    """Fit and calibrate the answer scorer on public QA data (needs the `train` extra: scikit-learn)."""
+    from contextlib import contextmanager
+
+    from rich.progress import Progress
+
+    from connectors.knowledge.minilm import MiniLMEmbedder
+    from graph_flows.reader.fitting import train
+
+    @contextmanager
+    def bar(total: int):
+        with Progress(console=console) as progress:
+            task = progress.add_task("featurising questions", total=total)
+            yield lambda n: progress.update(task, completed=n)
+
+    embedder = MiniLMEmbedder(precision="int8")
+    card = train(
+        data,
+        out,
+        shared=Path("../shared"),
+        examples=Path("examples"),
+        embed=embedder.embed,
+        progress_factory=bar,
+        hashes_out=Path("docs/reader-training-questions.sha256"),
+    )
+    measured = card["metrics"]["cross_validated"]
+    console.print(
+        f"wrote {out}: {measured['questions']} questions, unit AUC {measured['unit_auc']}, "
+        f"ECE {measured['ece']}, threshold {json.loads(out.read_text())['threshold']}"
+    )
+
+
 @app.command()
 def serve(
     workers: Annotated[

@@ -102,6 +102,7 @@ class ItemResult:
     answer_text: str = ""
     coverage: float | None = None  # broad questions: share of the needed documents among the first ten cited
     llm: dict[str, Any] | None = None  # model modes: calls, tokens, fallbacks, time over the deadline
+    confidence: float | None = None  # the answer's stated confidence (the reliability table reads it)
 
 
 @dataclass
@@ -280,6 +281,7 @@ def _score_item(
         if item.kind == "broad"
         else None,
         llm=outcome.llm,
+        confidence=outcome.answer.get("confidence") if outcome.answer is not None else None,
     )
 
 

@@ -90,6 +90,7 @@ class QuestionResult:
     answer_in_answer: bool | None = None  # None: a single-shot mode (no answer) or a yes/no answer
     cited_recall: float = 0.0
     answer_text: str = ""
+    confidence: float | None = None  # the answer's stated confidence (for reliability tables)
 
 
 @dataclass
@@ -159,6 +160,7 @@ def _run_question(runner: ModeRunner, bench: BenchSet, mode: str, question: Ques
         answer_in_answer=in_answer,
         cited_recall=recall_at(outcome.cited, question.gold, max(1, len(outcome.cited))),
         answer_text=posted or "",
+        confidence=outcome.answer.get("confidence") if outcome.answer is not None else None,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from graph_flows.reader.decide import decide
 from graph_flows.reasoners.base import Composition, Lexicon, PlanProposal, ReflectionProposal
 from graph_flows.reasoners.offline import compose, plan, reflect
 from graph_flows.state import Established, Evidence, Plan, TurnRecord
@@ -32,7 +33,8 @@ class OfflineReasoner:
     def compose(
         self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition:
-        return compose.compose(plan, evidence, established, lexicon)
+        proposal = compose.compose(plan, evidence, established, lexicon)
+        return decide(plan, evidence, proposal, lexicon)
 
 
 __all__ = ["OfflineReasoner"]

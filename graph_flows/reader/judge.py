@@ -1,0 +1,51 @@
+"""Every unit of the turn's most relevant passages scored by the learned scorer, with the calibrated
+probability that stating it answers the question, best first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graph_flows.reader import model
+from graph_flows.reader.features import Candidate, Weights, featurise
+from graph_flows.reader.units import split_units
+from graph_flows.state import Evidence
+
+MAX_PASSAGES = 8  # passages read unit by unit: the most relevant of the turn (as training's candidates)
+
+
+@dataclass(frozen=True)
+class JudgedUnit:
+    candidate: Candidate
+    evidence_id: str
+    score: float  # the scorer's unit score
+    probability: float  # calibrated: P(stating this unit answers the question right)
+
+
+def candidate_passages(evidence: Sequence[Evidence], must: Sequence[str] = ()) -> list[Evidence]:
+    """The turn's passages the reader compares: the most relevant ones, and those the composer cites."""
+    ranked = sorted(evidence, key=lambda e: (-e["relevance"], -e["score"]))
+    chosen = ranked[:MAX_PASSAGES]
+    ids = {e["id"] for e in chosen}
+    chosen += [e for e in evidence if e["id"] in set(must) and e["id"] not in ids]
+    return chosen
+
+
+def judge_units(
+    question: str, evidence: Sequence[Evidence], weights: Weights, *, must: Sequence[str] = ()
+) -> list[JudgedUnit]:
+    """Every unit of the compared passages with its score and probability, best first."""
+    scorer = model.load()
+    passages = candidate_passages(evidence, must)
+    candidates: list[Candidate] = []
+    owners: list[str] = []
+    for e in passages:
+        units = split_units(e["text"], title=e["title"], passage=e["id"])
+        candidates += units
+        owners += [e["id"]] * len(units)
+    scores = scorer.scores(featurise(question, candidates, weights))
+    judged = [
+        JudgedUnit(c, owner, float(s), scorer.probability(float(s)))
+        for c, owner, s in zip(candidates, owners, scores, strict=True)
+    ]
+    return sorted(judged, key=lambda j: -j.score)

@@ -1,0 +1,200 @@
+"""The learned reader: its features, the shipped scorer and calibration, training's data handling, and the
+disjointness of its training questions from every evaluation set. Names are invented."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graph_flows.reader import model
+from graph_flows.reader.decide import decide
+from graph_flows.reader.features import FEATURES, Candidate, featurise, question_kind, stems
+from graph_flows.reader.fitting import forbidden_hashes, reliability, threshold_for
+from graph_flows.reader.judge import judge_units
+from graph_flows.reader.training import Record, label, question_hash, squad_records
+from graph_flows.reasoners.base import Composition
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class OverlapWeights:
+    """A corpus of uniform term weights whose 'dense' similarity is word overlap: enough to tell a unit
+    sharing the question's words from one that does not, without loading the embedder."""
+
+    def idf(self, term: str) -> float:
+        return 2.0 if term.startswith(("quill", "seal")) else 1.0
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        q = set(stems(query))
+        return [len(q & set(stems(t))) / (len(q) or 1) for t in texts]
+
+
+def unit(text: str, position: int = 0, passage: str = "E1") -> Candidate:
+    return Candidate(text, "Quillon Pump", "Specs", passage, text, position)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Who signs off a Quillon order?", "person"),
+        ("When was the Quillon pump released?", "time"),
+        ("How many seals does the pump hold?", "quantity"),
+        ("Where is the spare kept?", "place"),
+        ("Why did the seal fail?", "reason"),
+        ("How do I reset the pump?", "manner"),
+        ("Is the pump rated for salt water?", "polar"),
+        ("What fluid does the pump use?", "other"),
+    ],
+)
+def test_question_kind_by_wh_word(question: str, kind: str) -> None:
+    assert question_kind(question) == kind
+
+
+def test_features_favour_the_unit_holding_the_question_words() -> None:
+    question = "How many seals does the Quillon pump hold?"
+    rows = featurise(
+        question,
+        [unit("The Quillon pump holds 4 seals.", 0), unit("Paint the housing green.", 1)],
+        OverlapWeights(),
+    )
+    assert rows.shape == (2, len(FEATURES))
+    col = {name: i for i, name in enumerate(FEATURES)}
+    assert rows[0, col["lex"]] > rows[1, col["lex"]]
+    assert rows[0, col["miss_unit"]] < rows[1, col["miss_unit"]]
+    assert rows[0, col["type_match"]] == 1.0 and rows[1, col["type_match"]] == 0.0
+    assert rows[0, col["cos_gap"]] == 0.0 and rows[1, col["cos_gap"]] < 0.0
+    assert featurise(question, [], OverlapWeights()).shape == (0, len(FEATURES))
+
+
+def test_shipped_scorer_loads_and_is_calibrated_monotonically() -> None:
+    scorer = model.load()
+    assert 0.0 < scorer.threshold <= 1.0
+    assert np.all(np.diff(scorer.calibration_x) >= 0)
+    assert np.all(np.diff(scorer.calibration_y) >= 0)
+    assert scorer.calibration_y.min() >= 0.0 and scorer.calibration_y.max() <= 1.0
+    measured = scorer.card["metrics"]["cross_validated"]
+    assert measured["ece"] <= 0.05  # the model card's promise, measured on folds no fit saw
+    assert scorer.card["sources"]  # the data it was fitted on is named
+
+
+def test_artefact_fitted_on_other_features_is_refused(tmp_path: Path) -> None:
+    data = json.loads(model.ARTEFACT.read_text())
+    data["features"] = data["features"][:-1]
+    bad = tmp_path / "scorer.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(model.ArtefactError):
+        model.load(bad)
+    with pytest.raises(model.ArtefactError):
+        model.load(tmp_path / "missing.json")
+
+
+def evidence(eid: str, text: str, relevance: float) -> dict:
+    return {"id": eid, "title": "Quillon Pump", "text": text, "relevance": relevance, "score": relevance}
+
+
+def test_judge_ranks_the_answering_unit_first() -> None:
+    passages = [
+        evidence("E1", "The housing is painted green. It ships in a crate.", 0.6),
+        evidence("E2", "Maintenance notes.\n\nThe Quillon pump holds 4 seals.", 0.5),
+    ]
+    judged = judge_units("How many seals does the Quillon pump hold?", passages, OverlapWeights())
+    assert judged[0].evidence_id == "E2" and "4 seals" in judged[0].candidate.text
+    assert [j.score for j in judged] == sorted((j.score for j in judged), reverse=True)
+    assert all(0.0 <= j.probability <= 1.0 for j in judged)
+
+
+def test_a_decline_shows_the_likeliest_units_first_and_an_answer_is_kept() -> None:
+    plan = {"effective_question": "How many seals does the Quillon pump hold?", "aspects": []}
+    passages = [
+        evidence("E1", "The housing is painted green.", 0.6),
+        evidence("E2", "The Quillon pump holds 4 seals.", 0.5),
+    ]
+    declined = decide(plan, passages, Composition([], False), OverlapWeights())
+    assert not declined.answered and declined.related[0].cites == ["E2"]
+    kept = Composition([], True, notes=["as proposed"])
+    assert decide(plan, passages, kept, OverlapWeights()) is kept
+
+
+def test_reliability_and_threshold() -> None:
+    rng = np.random.default_rng(3)
+    probability = rng.uniform(0, 1, 5000)
+    right = rng.uniform(0, 1, 5000) < probability  # calibrated by construction
+    ece, table = reliability(probability, right)
+    assert ece < 0.03 and sum(row["n"] for row in table) == 5000
+    t = threshold_for(probability, right, target=0.9)
+    assert right[probability >= t].mean() >= 0.9
+    assert threshold_for(np.full(50, 0.5), np.zeros(50, dtype=bool)) == 1.0  # never precise: state nothing
+
+
+def test_squad_records_and_labels(tmp_path: Path) -> None:
+    raw = {
+        "data": [
+            {
+                "title": "Quillon_Pump",
+                "paragraphs": [
+                    {
+                        "context": "The pump was built in Harwick. It holds 4 seals.",
+                        "qas": [
+                            {
+                                "question": "How many seals?",
+                                "id": "q1",
+                                "is_impossible": False,
+                                "answers": [{"text": "4", "answer_start": 39}],
+                            },
+                            {"question": "What colour?", "id": "q2", "is_impossible": True, "answers": []},
+                            {"question": "Hidden answers", "id": "q3", "answers": []},
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    path = tmp_path / "dev-v2.0.json"
+    path.write_text(json.dumps(raw))
+    records = list(squad_records(path))
+    assert [r.id for r in records] == ["q1", "q2"]  # a question published without its answer is skipped
+    answerable = records[0]
+    assert answerable.passages[0]["title"] == "Quillon Pump" and answerable.answers == ["4"]
+    holds = Candidate("It holds 4 seals.", "Quillon Pump", "", "q1:0", "", 1)
+    other = Candidate("The pump was built in Harwick.", "Quillon Pump", "", "q1:0", "", 0)
+    assert label(answerable, holds, True) == 1 and label(answerable, other, True) == 0
+    assert label(answerable, holds, False) == 0  # its gold passage was not among the candidates
+    assert label(records[1], holds, True) == 0
+
+
+def test_question_hash_normalises_like_the_heldout_list() -> None:
+    assert question_hash("  How many  SEALS?\n") == question_hash("how many seals?")
+
+
+def test_training_questions_are_disjoint_from_every_evaluation_set() -> None:
+    trained = ROOT / "docs" / "reader-training-questions.sha256"
+    hashes = {line.strip() for line in trained.read_text().splitlines() if line.strip()}
+    assert len(hashes) > 1000
+    forbidden = forbidden_hashes(ROOT.parent / "shared", ROOT / "examples")
+    acme = [
+        json.loads(line)["question"]
+        for line in (ROOT / "examples/acme/eval.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    assert question_hash(acme[0]) in forbidden  # the evaluation questions were read
+    assert not hashes & forbidden
+
+
+def test_random_records_stay_out_of_their_gold_when_dropped() -> None:
+    from graph_flows.reader.training import CorpusWeights, candidates_for
+
+    passages = [{"title": f"T{i}", "text": f"Passage {i} says quill{i} things."} for i in range(6)]
+    record = Record("x", "r1", "What does quill0 say?", passages, ["quill0"], [0], "g")
+    weights = CorpusWeights([p["text"] for p in passages], embed=lambda texts: np.ones((len(texts), 2)))
+    seen_dropped = seen_kept = False
+    for seed in range(20):
+        candidates, present = candidates_for(record, random.Random(seed), weights)
+        gold_in = any(c.passage == "r1:0" for c in candidates)
+        assert gold_in == present
+        seen_dropped |= not present
+        seen_kept |= present
+    assert seen_dropped and seen_kept
