@@ -912,37 +912,70 @@ def train_reader(
     out: Annotated[Path, typer.Option("--out", help="Where the fitted scorer goes")] = Path(
         "graph_flows/reader/answer_scorer.json"
     ),
+    calibration_out: Annotated[
+        Path, typer.Option("--calibration-out", help="Where the fitted answer calibration goes")
+    ] = Path("graph_flows/reader/answer_calibration.json"),
+    stage: Annotated[str, typer.Option("--stage", help="all | scorer | calibration")] = "all",
+    reuse: Annotated[
+        bool, typer.Option("--reuse-read", help="Refit the calibration on the last run's reading")
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
-    """Fit and calibrate the answer scorer on public QA data (needs the `train` extra: scikit-learn)."""
+    """Fit the answer-unit scorer, then calibrate stated answers read through the flow, on public QA data
+    (needs the `train` extra: scikit-learn)."""
     from contextlib import contextmanager
 
     from rich.progress import Progress
 
     from connectors.knowledge.minilm import MiniLMEmbedder
-    from graph_flows.reader.fitting import train
+    from evals.reader_calibration import calibrate
+    from graph_flows.reader import model
+    from graph_flows.reader.fitting import split_for_calibration, train, training_records
 
-    @contextmanager
-    def bar(total: int):
-        with Progress(console=console) as progress:
-            task = progress.add_task("featurising questions", total=total)
-            yield lambda n: progress.update(task, completed=n)
+    def bar(label: str):
+        @contextmanager
+        def factory(total: int):
+            with Progress(console=console) as progress:
+                task = progress.add_task(label, total=total)
+                yield lambda n: progress.update(task, completed=n)
+
+        return factory
 
     embedder = MiniLMEmbedder(precision="int8")
-    card = train(
+    records, dropped = training_records(
         data,
-        out,
         shared=Path("../shared"),
         examples=Path("examples"),
-        embed=embedder.embed,
-        progress_factory=bar,
         hashes_out=Path("docs/reader-training-questions.sha256"),
     )
-    measured = card["metrics"]["cross_validated"]
-    console.print(
-        f"wrote {out}: {measured['questions']} questions, unit AUC {measured['unit_auc']}, "
-        f"ECE {measured['ece']}, threshold {json.loads(out.read_text())['threshold']}"
-    )
+    scorer_records, calibration_records = split_for_calibration(records)
+    if stage in {"all", "scorer"}:
+        card = train(
+            scorer_records, dropped, out, embed=embedder.embed, progress_factory=bar("featurising questions")
+        )
+        measured = card["metrics"]["cross_validated"]
+        console.print(
+            f"wrote {out}: {measured['questions']} questions, unit AUC {measured['unit_auc']}, "
+            f"ECE {measured['ece']}"
+        )
+        model.load.cache_clear()
+    if stage in {"all", "calibration"}:
+        work = Path(".sleuth") / "reader-calibration"  # the corpus's index and what was read, kept
+        work.mkdir(parents=True, exist_ok=True)
+        measured = calibrate(
+            records,
+            calibration_records,
+            embedder,
+            work,
+            calibration_out,
+            bar("reading questions"),
+            reuse=reuse,
+        )
+        console.print(
+            f"wrote {calibration_out}: {measured['proposed']} stated of {measured['asked']} asked, "
+            f"AUC {measured['auc']}, ECE {measured['ece']}, threshold {measured['threshold']} "
+            f"(precision {measured['precision_at_threshold']} on {measured['stated_at_threshold']})"
+        )
 
 
 @app.command()

@@ -138,7 +138,7 @@ class Runtime:
             return build_reasoner(self.settings)
         from graph_flows.reasoners.offline import OfflineReasoner
 
-        return OfflineReasoner()
+        return OfflineReasoner(gate=self.settings.flow.reader_gate)
 
     @cached_property
     def gap_log(self) -> GapLog:

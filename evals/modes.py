@@ -61,7 +61,11 @@ def build_investigator(
     not the answers."""
     settings = flow_settings or FlowConfig(time_budget_s=BENCH_TIME_BUDGET_S)
     flow = build_flow(
-        store, reasoner or OfflineReasoner(), settings, checkpointer=InMemorySaver(), gap_log=None
+        store,
+        reasoner or OfflineReasoner(gate=settings.reader_gate),
+        settings,
+        checkpointer=InMemorySaver(),
+        gap_log=None,
     )
     return Investigator(flow=flow, flow_settings=settings)
 

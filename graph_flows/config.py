@@ -19,6 +19,9 @@ class FlowConfig(BaseModel):
     fast_path_score: float = Field(default=0.82, ge=0, le=1)  # one hit this strong answers a simple lookup
     recursion_limit: int = Field(default=40, ge=8)
     themes: bool = True  # broad questions take the theme path (graph_flows.broad) when the store has themes
+    # the offline reader states a proposal only at or above the calibrated threshold (docs/reader.md); off by
+    # default: calibrated on public data, the threshold withholds most right answers on an unseen company's set
+    reader_gate: bool = False
 
 
 @dataclass(frozen=True)

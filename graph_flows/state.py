@@ -105,6 +105,7 @@ class Answer(TypedDict, total=False):
     path: str
     rounds: int
     reasoner: str
+    calibration: dict[str, Any]  # the learned reader's verdict: probability, threshold, features, withheld
 
 
 class TraceEntry(TypedDict, total=False):

@@ -85,6 +85,7 @@ class ChunkVectors:
         self._opened: Any = None
         self._query_cache: dict[str, np.ndarray] = {}
         self._text_cache: dict[str, np.ndarray] = {}
+        self.text_cache_size = 20_000  # sentence vectors kept between calls (the oldest go first)
 
     @property
     def _collection(self) -> Any:
@@ -219,17 +220,17 @@ class ChunkVectors:
         if not texts:
             return []
         q = self.embed_query(query)
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._text_cache]
+        with self._lock:  # this call's vectors are held here: a full cache may evict them meanwhile
+            held = {t: self._text_cache[t] for t in dict.fromkeys(texts) if t in self._text_cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in held]
         if missing:
             vectors = self.embedder.embed(missing)
             with self._lock:
                 for text, vector in zip(missing, vectors, strict=True):
-                    self._text_cache[text] = np.asarray(vector, dtype=np.float32)
-                while len(self._text_cache) > 20_000:
+                    held[text] = self._text_cache[text] = np.asarray(vector, dtype=np.float32)
+                while len(self._text_cache) > self.text_cache_size:
                     self._text_cache.pop(next(iter(self._text_cache)))
-        with self._lock:
-            return [float(self._text_cache[t] @ q) for t in texts]
+        return [float(held[t] @ q) for t in texts]
 
     def embed_query(self, query: str) -> np.ndarray:
         with self._lock:

@@ -86,6 +86,8 @@ def answer(
         conflicts=len(conflicts),
         cited=len(kept),
     )
+    if answered and composition.confidence is not None:  # the reader's calibrated P(right)
+        conf = round(composition.confidence, 2)
     first_of: dict[int, str] = {}
     for eid, n in numbers.items():
         first_of.setdefault(n, eid)
@@ -109,6 +111,8 @@ def answer(
         "rounds": state["round"],
         "reasoner": reasoner.name,
     }
+    if composition.verdict is not None:
+        result["calibration"] = composition.verdict
     if gap_log is not None and gaps:
         gap_log.append(
             state["question"],

@@ -91,9 +91,10 @@ class Candidate:
 
     @property
     def shown(self) -> str:
-        """The unit as read with its context: "Title — Heading: text" (what the dense side embeds)."""
-        head = " — ".join(p for p in (self.title, self.heading) if p)
-        return f"{head}: {self.text}" if head else self.text
+        """The unit as the dense side embeds it: with its heading when that adds to the title ("Per diem: $75
+        a day"), as the composer's dense reading embeds it, so one vector serves both. The title counts on the
+        lexical side."""
+        return f"{self.heading}: {self.text}" if self.heading and self.heading != self.title else self.text
 
 
 @lru_cache(maxsize=200_000)

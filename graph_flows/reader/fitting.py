@@ -109,12 +109,31 @@ def best_per_question(split: Split, scores: np.ndarray) -> tuple[np.ndarray, np.
     return best, right
 
 
-def calibrate(best: np.ndarray, right: np.ndarray):
+@dataclass(frozen=True)
+class Steps:
+    """A calibration map as its table of steps: what the artefact stores and `np.interp` reads."""
+
+    x: np.ndarray
+    y: np.ndarray
+
+    def predict(self, scores: np.ndarray) -> np.ndarray:
+        return np.interp(scores, self.x, self.y)
+
+
+def calibrate(scores: np.ndarray, right: np.ndarray) -> Steps:
+    """Isotonic regression of rightness on score, each step's rate then smoothed by Laplace's rule of
+    succession ((right + 1) / (n + 2)), so a step of a few answers, all right, reads as likely, not certain."""
     from sklearn.isotonic import IsotonicRegression
 
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
-    iso.fit(best, right.astype(float))
-    return iso
+    iso.fit(scores, right.astype(float))
+    fitted = iso.predict(scores)
+    smoothed = {}
+    for level in np.unique(iso.y_thresholds_):
+        inside = np.isclose(fitted, level)
+        smoothed[level] = (right[inside].sum() + 1) / (inside.sum() + 2)
+    y = np.maximum.accumulate([smoothed[v] for v in iso.y_thresholds_])
+    return Steps(np.asarray(iso.X_thresholds_, dtype=np.float64), np.asarray(y, dtype=np.float64))
 
 
 def threshold_for(probability: np.ndarray, right: np.ndarray, target: float = TARGET_PRECISION) -> float:
@@ -155,7 +174,7 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
 def out_of_fold(data: Split) -> np.ndarray:
     """Each unit's score from a scorer fitted without its document's fold."""
     scores = np.zeros(len(data.labels))
-    for k in range(FOLDS):
+    for k in sorted(set(data.fold.tolist())):
         held = data.fold == k
         scaler, model = fit_scorer(data.subset(~held))
         rows = held[data.question]
@@ -166,7 +185,7 @@ def out_of_fold(data: Split) -> np.ndarray:
 def cross_calibrated(best: np.ndarray, right: np.ndarray, folds: np.ndarray) -> np.ndarray:
     """Each question's probability from an isotonic map fitted on the other folds (for honest ECE)."""
     out = np.zeros(len(best))
-    for k in range(FOLDS):
+    for k in sorted(set(folds.tolist())):
         held = folds == k
         out[held] = calibrate(best[~held], right[~held]).predict(best[held])
     return out
@@ -188,8 +207,8 @@ def measure(data: Split, scores: np.ndarray, probability: np.ndarray, threshold:
     }
 
 
-def artefact(scaler, model, iso, threshold: float, card: dict) -> dict:
-    xs, ys = iso.X_thresholds_, iso.y_thresholds_
+def artefact(scaler, model, iso: Steps, threshold: float, card: dict) -> dict:
+    xs, ys = iso.x, iso.y
     return {
         "features": list(FEATURES),
         "mean": scaler.mean_.round(6).tolist(),
@@ -250,11 +269,11 @@ def forbidden_hashes(shared: Path, examples: Path) -> set[str]:
     return out
 
 
-def train(
-    data: Path, out: Path, *, shared: Path, examples: Path, embed, progress_factory, hashes_out: Path
-) -> dict:
-    """Load, check disjointness, featurise, fit, calibrate, measure, write. Returns the model card.
-    `hashes_out` gets the sha256 of every question trained on, for the disjointness test."""
+def training_records(
+    data: Path, *, shared: Path, examples: Path, hashes_out: Path
+) -> tuple[list[Record], int]:
+    """Every training question no evaluation set asks (and how many were dropped because one does); the
+    sha256 of those kept goes to `hashes_out`, for the disjointness test."""
     from graph_flows.reader.training import disjointness, load_records, question_hash
 
     records = load_records(data)
@@ -265,10 +284,24 @@ def train(
     records = [r for r in records if question_hash(r.question) not in forbidden]
     log.info("training questions dropped because an evaluation set asks them too: %d", len(dropped))
     hashes_out.write_text("".join(f"{h}\n" for h in sorted({question_hash(r.question) for r in records})))
+    return records, len(dropped)
+
+
+def split_for_calibration(records: Sequence[Record]) -> tuple[list[Record], list[Record]]:
+    """(the unit scorer's questions, the answer calibration's): by document, never one document in both."""
+    from graph_flows.reader.training import CALIBRATION_FOLDS
+
+    held = [r for r in records if fold_of(r.group) in CALIBRATION_FOLDS]
+    ids = {id(r) for r in held}
+    return [r for r in records if id(r) not in ids], held
+
+
+def train(records: Sequence[Record], dropped: int, out: Path, *, embed, progress_factory) -> dict:
+    """Featurise, fit, calibrate, measure, write the unit scorer. Returns the model card."""
     weights = CorpusWeights(dict.fromkeys(p["text"] for r in records for p in r.passages), embed)
     sources: dict[str, int] = {}
     for r in records:
         sources[r.source] = sources.get(r.source, 0) + 1
     with progress_factory(len(records)) as progress:
-        card = run(records, weights, out, progress, {**sources, "dropped_as_evaluation": len(dropped)})
+        card = run(records, weights, out, progress, {**sources, "dropped_as_evaluation": dropped})
     return card

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from graph_flows.reader import model
 from graph_flows.reader.features import Candidate, Weights, featurise
 from graph_flows.reader.units import split_units
 from graph_flows.state import Evidence
 
-MAX_PASSAGES = 8  # passages read unit by unit: the most relevant of the turn (as training's candidates)
+MAX_PASSAGES = 6  # passages read unit by unit: the most relevant of the turn (training's candidates: 6)
 
 
 @dataclass(frozen=True)
@@ -31,10 +33,16 @@ def candidate_passages(evidence: Sequence[Evidence], must: Sequence[str] = ()) -
     return chosen
 
 
-def judge_units(
+@dataclass(frozen=True)
+class Judgement:
+    units: list[JudgedUnit]  # best first
+    rows: np.ndarray  # the units' features, in the same order
+
+
+def judge(
     question: str, evidence: Sequence[Evidence], weights: Weights, *, must: Sequence[str] = ()
-) -> list[JudgedUnit]:
-    """Every unit of the compared passages with its score and probability, best first."""
+) -> Judgement:
+    """Every unit of the compared passages with its score and probability, best first, and its features."""
     scorer = model.load()
     passages = candidate_passages(evidence, must)
     candidates: list[Candidate] = []
@@ -43,9 +51,18 @@ def judge_units(
         units = split_units(e["text"], title=e["title"], passage=e["id"])
         candidates += units
         owners += [e["id"]] * len(units)
-    scores = scorer.scores(featurise(question, candidates, weights))
-    judged = [
-        JudgedUnit(c, owner, float(s), scorer.probability(float(s)))
-        for c, owner, s in zip(candidates, owners, scores, strict=True)
+    rows = featurise(question, candidates, weights)
+    scores = scorer.scores(rows)
+    order = sorted(range(len(candidates)), key=lambda i: -float(scores[i]))
+    units = [
+        JudgedUnit(candidates[i], owners[i], float(scores[i]), scorer.probability(float(scores[i])))
+        for i in order
     ]
-    return sorted(judged, key=lambda j: -j.score)
+    return Judgement(units, rows[order] if order else rows)
+
+
+def judge_units(
+    question: str, evidence: Sequence[Evidence], weights: Weights, *, must: Sequence[str] = ()
+) -> list[JudgedUnit]:
+    """Every unit of the compared passages with its score and probability, best first."""
+    return judge(question, evidence, weights, must=must).units

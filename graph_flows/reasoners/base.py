@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from graph_flows.state import Aspect, Direction, Established, Evidence, Gap, Plan, TurnRecord
 
@@ -85,6 +85,8 @@ class Composition:
     answered: bool
     related: list[ComposedSentence] = field(default_factory=list)  # the closest passages when nothing answers
     notes: list[str] = field(default_factory=list)
+    confidence: float | None = None  # calibrated P(right) where the reader judged the proposal
+    verdict: dict[str, Any] | None = None  # the reader's judgement: probability, threshold, features
 
 
 class Reasoner(Protocol):

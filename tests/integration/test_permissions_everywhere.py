@@ -4,6 +4,8 @@ not-yours answer alike; a prompt-injection page in the corpus changes nothing ab
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -25,19 +27,18 @@ RESTRICTED_FINANCE = {
 }
 
 
-@pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+def synced_runtime(data_dir: Path, corpus: Path) -> Runtime:
     rt = Runtime(
-        Settings(
-            _env_file=None,
-            data_dir=tmp_path_factory.mktemp("audit"),
-            examples_dir=EXAMPLES,
-            embedder=EmbedderConfig(kind="hash"),
-        )
+        Settings(_env_file=None, data_dir=data_dir, examples_dir=corpus, embedder=EmbedderConfig(kind="hash"))
     )
     for connector in rt.connectors():
         sync_source(rt.store, connector)
     return rt
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    return synced_runtime(tmp_path_factory.mktemp("audit"), EXAMPLES)
 
 
 def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,13 +72,25 @@ def test_the_new_probes_catch_what_they_probe_for(runtime: Runtime) -> None:
     assert {"status", "link:forwarded", "link:unverified"} <= leaked
 
 
-def test_not_found_and_not_yours_read_the_same(runtime: Runtime) -> None:
-    carol = runtime.principals_for_email("carol@acme.io")
+def test_not_yours_reads_as_if_it_did_not_exist(
+    runtime: Runtime, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Carol asking about a ticket she may not open gets the answer she would get were it never written."""
+    corpus = tmp_path_factory.mktemp("without") / "acme"
+    shutil.copytree(EXAMPLES, corpus, ignore=lambda d, names: [n for n in names if n == "FIN-7.json"])
+    without = synced_runtime(tmp_path_factory.mktemp("without-data"), corpus)
+    question = "What is FIN-7 about?"
     hidden = runtime.investigator.ask(
-        "t:c:hidden", "What is FIN-7 about?", asker="carol@acme.io", principals=carol
+        "t:c:hidden",
+        question,
+        asker="carol@acme.io",
+        principals=runtime.principals_for_email("carol@acme.io"),
     )
-    missing = runtime.investigator.ask(
-        "t:c:missing", "What is FIN-77 about?", asker="carol@acme.io", principals=carol
+    absent = without.investigator.ask(
+        "t:c:absent",
+        question,
+        asker="carol@acme.io",
+        principals=without.principals_for_email("carol@acme.io"),
     )
 
     def shape(out: dict) -> tuple:
@@ -88,11 +101,12 @@ def test_not_found_and_not_yours_read_the_same(runtime: Runtime) -> None:
             a["confidence"],
             a["stop_reason"],
             a["rounds"],
-            len(a["sources"]),
+            [s["doc_id"] for s in a["sources"]],
             [g["kind"] for g in a["gaps"]],
         )
 
-    assert shape(hidden) == shape(missing)
+    assert not hidden["answer"]["answered"]
+    assert shape(hidden) == shape(absent)
     assert "FIN-7" not in json.dumps(hidden["answer"]["sources"])
 
 

@@ -19,8 +19,9 @@ from graph_flows.state import Established, Evidence, Plan, TurnRecord
 class OfflineReasoner:
     name = "offline"
 
-    def __init__(self, *, max_seeds: int = 4) -> None:
+    def __init__(self, *, max_seeds: int = 4, gate: bool = False) -> None:
         self.max_seeds = max_seeds
+        self.gate = gate  # True: withhold proposals below the calibrated threshold
 
     def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
         return plan.plan(question, history, lexicon)
@@ -34,7 +35,7 @@ class OfflineReasoner:
         self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition:
         proposal = compose.compose(plan, evidence, established, lexicon)
-        return decide(plan, evidence, proposal, lexicon)
+        return decide(plan, evidence, proposal, established, lexicon, gate=self.gate)
 
 
 __all__ = ["OfflineReasoner"]

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graph_flows.reader import model
+from graph_flows.reader import calibrator, model
 from graph_flows.reader.decide import decide
 from graph_flows.reader.features import FEATURES, Candidate, featurise, question_kind, stems
-from graph_flows.reader.fitting import forbidden_hashes, reliability, threshold_for
+from graph_flows.reader.fitting import forbidden_hashes, reliability, split_for_calibration, threshold_for
 from graph_flows.reader.judge import judge_units
+from graph_flows.reader.proposal import PROPOSAL_FEATURES
 from graph_flows.reader.training import Record, label, question_hash, squad_records
-from graph_flows.reasoners.base import Composition
+from graph_flows.reasoners.base import ComposedSentence, Composition
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -107,16 +108,71 @@ def test_judge_ranks_the_answering_unit_first() -> None:
     assert all(0.0 <= j.probability <= 1.0 for j in judged)
 
 
-def test_a_decline_shows_the_likeliest_units_first_and_an_answer_is_kept() -> None:
-    plan = {"effective_question": "How many seals does the Quillon pump hold?", "aspects": []}
-    passages = [
-        evidence("E1", "The housing is painted green.", 0.6),
-        evidence("E2", "The Quillon pump holds 4 seals.", 0.5),
-    ]
-    declined = decide(plan, passages, Composition([], False), OverlapWeights())
+QUESTION = "How many seals does the Quillon pump hold?"
+PASSAGES = [
+    evidence("E1", "The housing is painted green.", 0.6),
+    evidence("E2", "The Quillon pump holds 4 seals.", 0.5),
+]
+PLAN = {"effective_question": QUESTION, "aspects": [{"id": "a1", "text": QUESTION, "terms": []}]}
+
+
+def test_a_decline_shows_the_likeliest_units_first() -> None:
+    declined = decide(PLAN, PASSAGES, Composition([], False), {}, OverlapWeights())
     assert not declined.answered and declined.related[0].cites == ["E2"]
-    kept = Composition([], True, notes=["as proposed"])
-    assert decide(plan, passages, kept, OverlapWeights()) is kept
+    assert declined.verdict is None  # nothing was proposed, so nothing was judged
+
+
+def proposal(eid: str) -> Composition:
+    text = next(e["text"] for e in PASSAGES if e["id"] == eid)
+    return Composition([ComposedSentence(text, [eid])], True)
+
+
+def test_a_proposal_is_stated_only_at_or_above_the_calibrated_threshold() -> None:
+    threshold = calibrator.load().threshold
+    verdicts = {}
+    for eid in ("E1", "E2"):
+        out = decide(PLAN, PASSAGES, proposal(eid), {"a1": [eid]}, OverlapWeights(), gate=True)
+        p = out.verdict["probability"]
+        assert set(out.verdict["features"]) == set(PROPOSAL_FEATURES)
+        assert out.answered == (p >= threshold)
+        if out.answered:
+            assert out.confidence == p and out.sentences == proposal(eid).sentences
+        else:
+            assert out.sentences == [] and out.related[0].cites == ["E2"] and out.verdict["withheld"]
+        verdicts[eid] = p
+    assert verdicts["E2"] > verdicts["E1"]  # the unit that answers is the likelier proposal
+
+
+def test_with_the_gate_off_the_verdict_is_recorded_and_the_proposal_kept() -> None:
+    unrelated = proposal("E1")
+    out = decide(PLAN, PASSAGES, unrelated, {"a1": ["E1"]}, OverlapWeights())
+    assert out.answered and out.sentences == unrelated.sentences
+    assert 0.0 <= out.verdict["probability"] <= 1.0
+
+
+def test_shipped_calibrator_loads_and_keeps_its_promises(tmp_path: Path) -> None:
+    shipped = calibrator.load()
+    assert np.all(np.diff(shipped.calibration_x) >= 0) and np.all(np.diff(shipped.calibration_y) >= 0)
+    card = json.loads(calibrator.ARTEFACT.read_text())
+    measured = card["metrics"]["cross_validated_by_document"]
+    assert measured["ece"] <= 0.05
+    assert measured["precision_at_threshold"] >= card["target_precision"] or shipped.threshold >= 1.0
+    card["features"] = card["features"][:-1]
+    bad = tmp_path / "calibration.json"
+    bad.write_text(json.dumps(card))
+    with pytest.raises(model.ArtefactError):
+        calibrator.load(bad)
+    assert calibrator.load(tmp_path / "missing.json") is None
+
+
+def test_the_calibration_reads_documents_the_scorer_never_saw() -> None:
+    records = [
+        Record("squad2", f"q{i}", f"Question {i}?", [{"title": g, "text": "t"}], ["a"], [0], g)
+        for i, g in enumerate(["Harwick", "Quillon", "Tessel", "Marrow", "Ombra", "Vell", "Sarn", "Korr"] * 3)
+    ]
+    scorer, held = split_for_calibration(records)
+    assert held and scorer and len(scorer) + len(held) == len(records)
+    assert not {r.group for r in scorer} & {r.group for r in held}
 
 
 def test_reliability_and_threshold() -> None:
