@@ -941,6 +941,8 @@ def train_reader(
 
         return factory
 
+    if stage not in {"all", "scorer", "calibration"}:
+        raise typer.BadParameter(f"{stage!r}: one of all, scorer, calibration", param_hint="--stage")
     embedder = MiniLMEmbedder(precision="int8")
     records, dropped = training_records(
         data,
