@@ -158,7 +158,7 @@ def calibrate(
     else:
         with progress_factory(len(bench.questions)) as progress:
             read = read_through_flow(bench, embedder, data_dir, groups, progress)
-    (data_dir / READ).write_text(json.dumps(read))
+        (data_dir / READ).write_text(json.dumps(read))
     artefact, metrics = fit(read)
     artefact["trained"] = time.strftime("%Y-%m-%d")
     artefact["seconds"] = round(time.time() - started, 1)

@@ -3,8 +3,8 @@
 `answer_calibration.json` is written by `evals.reader_calibration` (`make train-reader`, after the unit
 scorer): a logistic regression over `proposal.PROPOSAL_FEATURES` (standardised), then an isotonic map from
 its output to the share of such answers that were right, both fitted on public questions read through this
-flow; the threshold is the lowest probability whose stated answers reached the target precision on folds
-the map was not fitted on. Inference is a dot product and an interpolation. The model card is docs/reader.md.
+flow; the threshold is the lowest probability whose stated answers reached the target precision, read off
+scores of proposals whose document the regression was not fitted on. Inference is a dot product and an interpolation. The model card is docs/reader.md.
 """
 
 from __future__ import annotations

@@ -291,9 +291,11 @@ def split_for_calibration(records: Sequence[Record]) -> tuple[list[Record], list
     """(the unit scorer's questions, the answer calibration's): by document, never one document in both."""
     from graph_flows.reader.training import CALIBRATION_FOLDS
 
-    held = [r for r in records if fold_of(r.group) in CALIBRATION_FOLDS]
-    ids = {id(r) for r in held}
-    return [r for r in records if id(r) not in ids], held
+    scorer: list[Record] = []
+    held: list[Record] = []
+    for r in records:
+        (held if fold_of(r.group) in CALIBRATION_FOLDS else scorer).append(r)
+    return scorer, held
 
 
 def train(records: Sequence[Record], dropped: int, out: Path, *, embed, progress_factory) -> dict:

@@ -28,8 +28,8 @@ def candidate_passages(evidence: Sequence[Evidence], must: Sequence[str] = ()) -
     """The turn's passages the reader compares: the most relevant ones, and those the composer cites."""
     ranked = sorted(evidence, key=lambda e: (-e["relevance"], -e["score"]))
     chosen = ranked[:MAX_PASSAGES]
-    ids = {e["id"] for e in chosen}
-    chosen += [e for e in evidence if e["id"] in set(must) and e["id"] not in ids]
+    ids, cited = {e["id"] for e in chosen}, set(must)
+    chosen += [e for e in evidence if e["id"] in cited and e["id"] not in ids]
     return chosen
 
 

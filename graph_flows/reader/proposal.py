@@ -53,10 +53,9 @@ def stated_units(proposal: Composition, judged: Sequence[JudgedUnit]) -> list[in
     out: list[int] = []
     for sentence in proposal.sentences:
         cited = set(sentence.cites)
-        scored = [(_overlap(sentence.text, j.candidate.text), -i, i) for i, j in enumerate(judged)]
-        scored = [s for s in scored if judged[s[2]].evidence_id in cited] or scored
-        if scored:
-            out.append(max(scored)[2])
+        pool = [i for i, j in enumerate(judged) if j.evidence_id in cited] or range(len(judged))
+        if pool:
+            out.append(max(pool, key=lambda i: (_overlap(sentence.text, judged[i].candidate.text), -i)))
     return out
 
 
@@ -84,7 +83,7 @@ def proposal_features(
     stated = [judged[i].probability for i in picked] or [0.0]
     best = judged[0].probability if judged else 0.0
     first = rows[picked[0]] if picked else np.zeros(len(FEATURES), dtype=np.float32)
-    everything = rows[0] if len(rows) else first
+    everything = rows[0] if len(rows) else first  # miss_all and cover_all are alike on every row
     words = sum(len(s.text.split()) for s in proposal.sentences)
     return np.asarray(
         [

@@ -1,6 +1,6 @@
 """Every number the offline reasoner decides with, in one place. Each line says what it trades off; they are
-tuned on the evals by kind of question (`sleuth bench --set acme`, 2Wiki, MuSiQue), and a change here is
-checked on every kind, never one question.
+hand-set, the part of reading the learned reader (graph_flows/reader) is to replace; a change here is checked
+on every kind of question, never one question.
 
 Support is the reasoner's score for "this passage (or chain) states what the aspect asks":
     support = LEXICAL_SHARE * lexical + (1 - LEXICAL_SHARE) * dense_support(cosine)
