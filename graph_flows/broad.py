@@ -28,6 +28,7 @@ from graph_flows.config import FlowConfig
 from graph_flows.knowledge import KnowledgeReader
 from graph_flows.nodes.answer import NOT_FOUND, source_entry
 from graph_flows.nodes.retrieve import SNIPPET_CHARS, evidence_from_hit, next_evidence_number
+from graph_flows.reader.instructions import readable
 from graph_flows.reading import question_terms, sentences, term_set
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
 from graph_flows.state import Evidence, Gap, ThreadState
@@ -297,7 +298,8 @@ def _best_sentence(knowledge: KnowledgeReader, question: str, e: Evidence) -> st
     """The passage's sentence closest to the question, by meaning and by the question's words: what its theme
     line quotes. A ticket is quoted under its title, which says in one line what it is about ("ENG-214: iOS
     fleet map freezes at large sites"): an overview of issues or requests reads as a list of them."""
-    candidates = [s for s in sentences(e["text"]) if len(s) > 25] or sentences(e["text"])
+    found = readable(sentences(e["text"]), e["text"])
+    candidates = [s for s in found if len(s) > 25] or found
     if not candidates:
         return ""
     asked = set(question_terms(question))

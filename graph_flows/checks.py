@@ -11,6 +11,7 @@ from itertools import pairwise
 from typing import Any
 
 from connectors.text import comment_body, normalise, tokens
+from graph_flows.reader.instructions import addresses_assistant
 from graph_flows.reading import (
     MONTHS,
     corrected,
@@ -35,13 +36,17 @@ ASKED_SHARE = 0.75  # or both statements hold this share of the question's words
 def verify_citations(
     composed: Sequence[ComposedSentence], evidence: dict[str, Evidence]
 ) -> tuple[list[ComposedSentence], list[dict[str, Any]]]:
-    """Keeps sentences whose every citation is known evidence (and that cite at least one)."""
+    """Keeps sentences whose every citation is known evidence (and that cite at least one) and that are not
+    written to an assistant: whichever reasoner composed it, a page's instruction is never stated."""
     kept: list[ComposedSentence] = []
     dropped: list[dict[str, Any]] = []
     for sentence in composed:
         bad = [c for c in sentence.cites if c not in evidence]
         if not sentence.cites or bad:
             dropped.append({"sentence": sentence.text[:120], "bad_citations": bad or ["none"]})
+            continue
+        if addresses_assistant(sentence.text):
+            dropped.append({"sentence": sentence.text[:120], "written_to_an_assistant": True})
             continue
         kept.append(sentence)
     return kept, dropped

@@ -786,16 +786,6 @@ def replaced_names(text: str) -> list[str]:
     return [m.group(1).strip() for m in _REPLACED_NAME.finditer(text) if m.group(1)[:1].isupper()]
 
 
-_ADDRESSES_ASSISTANT = re.compile(
-    r"\b(ignore (?:all |any )?(?:previous|prior|above|the) (?:instructions|question)|"
-    r"disregard .{0,30}(?:instructions|rules|guidelines)|attention,? (?:assistant|ai|bot)\b|"
-    r"(?:you are|you're) (?:now )?in \w+ mode|"
-    r"you are now|act as (?:an? )?(?:admin|administrator|root|system)|system (?:prompt|override)|"
-    r"do not (?:mention|tell|reveal) (?:this|these) (?:instruction|to the user))",
-    re.I,
-)
-
-
 # "A customer asks if they get a discount ...", "Rachel wants to know whether ...", "Can we ...?": a sentence that
 # reports or puts a question raises it; the answer is elsewhere (the reply under it, the policy it points to)
 _ASKS = re.compile(
@@ -807,12 +797,6 @@ _ASKS = re.compile(
 
 def raises_a_question(text: str) -> bool:
     return bool(_ASKS.search(text))
-
-
-def addresses_assistant(text: str) -> bool:
-    """Text written to an assistant ("ignore previous instructions", "act as admin"): data to report, never
-    an answer to a question about something else."""
-    return bool(_ADDRESSES_ASSISTANT.search(text))
 
 
 # "PAY-12 was reopened twice; in which build did the fix land ...", "my badge stopped working: who resets it": the

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from connectors.text import dedupe, normalise, tokens
+from graph_flows.reader.instructions import addresses_assistant
 from graph_flows.reading import (
-    addresses_assistant,
     answer_type,
     has_answer_shape,
     holds,

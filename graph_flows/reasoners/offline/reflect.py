@@ -20,6 +20,7 @@ from itertools import pairwise
 from typing import Any
 
 from connectors.text import STOPWORDS, TICKET_KEY, dedupe, fold, normalise, short_name, tokens
+from graph_flows.reader.instructions import readable
 from graph_flows.reading import (
     LIFE_EVENTS,
     MONTHS,
@@ -31,7 +32,6 @@ from graph_flows.reading import (
     TYPED_KINDS,
     UNIT_SEPARATOR,
     Unit,
-    addresses_assistant,
     also_said,
     asks_duration,
     child_of,
@@ -107,10 +107,9 @@ def readable_units(e: Evidence) -> list[Unit]:
 @lru_cache(maxsize=50_000)
 def _readable(text: str) -> tuple[Unit, ...]:
     # Cached by text: read for every passage, aspect, candidate chain and round.
-    tainted = [line for line in text.splitlines() if addresses_assistant(line)]
-    return tuple(
-        u for u in units(text) if not addresses_assistant(u.text) and not any(u.text in t for t in tainted)
-    )
+    found = units(text)
+    kept = set(readable([u.text for u in found], text))
+    return tuple(u for u in found if u.text in kept)
 
 
 @dataclass
