@@ -171,7 +171,11 @@ class FolderConnector:
         return []
 
     def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = person_principals(self._people(), self.name, identity.account)
+        """The people file's entry for the identity's verified email. For the directory (no token) that is
+        its account; for an identity linked through OAuth it is the email the provider verified, never the
+        provider's `sub` (an id that may look like anyone's email): without one, only what all may see."""
+        email = identity.email if identity.access_token is not None else identity.account
+        found = person_principals(self._people(), self.name, email) if email else {PUBLIC}
         found.update(group_principal(self.name, g) for g in identity.groups)
         return found
 
