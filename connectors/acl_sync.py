@@ -9,6 +9,10 @@ Chroma's chunk metadata, without re-embedding. It runs on a shorter interval tha
 
 A document the listing does not mention keeps its ACL (content sync prunes deleted ones); a listing that stops
 with a `ConnectorError` still applies what it read before (each ACL it read is current), and says so.
+
+The failures a listing yields (an ACL entry Sleuth cannot map, whose document is then visible to no one) are
+kept in the ledger beside the content sync's (`SyncLedger.replace_failures`, under `permissions:<source>`),
+so `sleuth sources failures` shows them until a later permission sync no longer finds them.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ def sync_permissions(store: KnowledgeStore, connector: object) -> PermissionSumm
         for item in connector.acls():
             if isinstance(item, Failure):
                 summary.failed += 1
-                summary.failures.append({"id": item.id, "reason": item.reason})
+                summary.failures.append({"id": item.id, "reason": item.reason, "detail": item.detail})
                 continue
             if not isinstance(item, CurrentAcl):
                 continue
@@ -76,6 +80,7 @@ def sync_permissions(store: KnowledgeStore, connector: object) -> PermissionSumm
         summary.error = str(exc)
         log.warning("permission sync stopped", extra={"source": name, "error": type(exc).__name__})
     summary.seconds = round(time.perf_counter() - started, 3)
+    store.ledger.replace_failures(f"permissions:{name}", summary.failures, keep=summary.error is not None)
     store.ledger.record_permissions(name, summary.status, summary.as_dict())
     log.info(
         "permission sync finished",

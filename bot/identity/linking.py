@@ -232,8 +232,9 @@ class AccountLinker:
         return self._slack.authorize_url(state), self._states.begin_proof(state)
 
     def finish_proof(self, *, state: str, code: str | None, error: str | None, browser: str | None) -> str:
-        """Slack says who signed in in this browser; if it is the user who asked for the link, returns the
-        provider's authorize URL. Raises `InvalidLinkState`, `LinkFailed` or `LinkRefused`."""
+        """Slack says who signed in in this browser; if it is the user who asked for the link, spends the link
+        state and returns the provider's authorize URL with a state and PKCE verifier minted for this browser
+        alone. Raises `InvalidLinkState`, `LinkFailed` or `LinkRefused`."""
         pending = self._states.peek(state)
         config = self._sources.get(pending.source)
         if config is None or config.binding != "slack" or self._slack is None:
@@ -252,14 +253,13 @@ class AccountLinker:
                 f"link your own account run `/sleuth link {config.source}`."
             )
             raise LinkRefused(config.source, config.label, "slack_user_mismatch", message)
-        if not self._states.prove(state, browser):
+        if not browser or not self._states.prove(state, browser):
             raise LinkRefused(
                 config.source, config.label, "wrong_browser", _WRONG_BROWSER.format(label=config.label)
             )
+        step, verifier = self._states.hand_over(state, browser)  # the link state is spent here
         with self._client(config, scope=" ".join(config.scopes) or None) as client:
-            url, _ = client.create_authorization_url(
-                config.authorize_url, state=state, code_verifier=pending.code_verifier
-            )
+            url, _ = client.create_authorization_url(config.authorize_url, state=step, code_verifier=verifier)
         return str(url)
 
     def complete(
@@ -271,7 +271,7 @@ class AccountLinker:
         config = self._sources.get(pending.source)
         if config is None:
             raise InvalidLinkState()  # the source was removed from the configuration meanwhile
-        if config.binding == "slack" and not self._states.proven(state, browser):
+        if config.binding == "slack" and not pending.for_browser(browser):  # minted for this browser only
             raise LinkRefused(
                 config.source, config.label, "not_proven", _WRONG_BROWSER.format(label=config.label)
             )

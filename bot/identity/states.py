@@ -5,14 +5,18 @@ the vault.
 
 Table `oauth_states`: state_hash (sha256 hex) -> team, user, source, verifier_ct, created_at, expires_at.
 
-Where a source binds links by a Slack sign-in instead of by email, `oauth_proofs` holds, per state, a hash of the
-secret cookie given to the browser that started the sign-in, and whether Slack confirmed that browser's user is
-the one who asked for the link (`begin_proof`, `prove`, `proven`).
+Where a source binds links by a Slack sign-in instead of by email, `oauth_proofs` holds, per link state, a hash
+of the secret cookie given to the browser that started the sign-in (`begin_proof`, `prove`). Once Slack confirms
+that browser's user, the link state is spent and `hand_over` mints the provider step's own state and PKCE
+verifier for *that browser* (its cookie's hash is kept, encrypted, with the verifier): the state the provider
+sees never appeared in Slack or in the link URL, and the callback takes it only from the browser it was minted
+for, so a code obtained elsewhere (for that state or for the link's) links nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import secrets
 from collections.abc import Callable
@@ -59,6 +63,13 @@ class PendingLink:
     source: str
     code_verifier: str = field(repr=False)
     slack_email: str | None = field(default=None, repr=False)  # as Slack verified it when the link started
+    browser_hash: str | None = field(default=None, repr=False)  # the browser a provider step was minted for
+
+    def for_browser(self, browser: str | None) -> bool:
+        """Whether `browser` (the sign-in cookie) is the one this provider step was minted for."""
+        return bool(self.browser_hash and browser) and hmac.compare_digest(
+            self.browser_hash, state_hash(browser or "")
+        )
 
 
 def state_hash(state: str) -> str:
@@ -70,7 +81,15 @@ class StateStore:
         self._engine, self._vault, self._clock, self._ttl_s = engine, vault, clock, ttl_s
         create_tables(metadata, engine)
 
-    def mint(self, team: str, user: str, source: str, slack_email: str | None = None) -> tuple[str, str]:
+    def mint(
+        self,
+        team: str,
+        user: str,
+        source: str,
+        slack_email: str | None = None,
+        *,
+        browser_hash: str | None = None,
+    ) -> tuple[str, str]:
         """Returns (state, code_verifier) for a new authorization request, and drops expired states."""
         state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(64)  # 86 chars of [A-Za-z0-9_-], within RFC 7636's 43..128
@@ -84,7 +103,9 @@ class StateStore:
                     user=user,
                     source=source,
                     verifier_ct=self._vault.encrypt(
-                        json.dumps({"verifier": verifier, "slack_email": slack_email}).encode()
+                        json.dumps(
+                            {"verifier": verifier, "slack_email": slack_email, "browser": browser_hash}
+                        ).encode()
                     ),
                     created_at=now,
                     expires_at=now + self._ttl_s,
@@ -124,21 +145,22 @@ class StateStore:
         return secret
 
     def prove(self, state: str, browser: str | None) -> bool:
-        """Marks the state proven, if `browser` holds the secret its sign-in started with."""
+        """Whether `browser` holds the secret this state's sign-in started with (the proof is then used up)."""
         with self._engine.begin() as conn:
-            done = conn.execute(
-                sa.update(oauth_proofs).where(*self._proof_match(state, browser)).values(proven=True)
-            ).rowcount
+            done = conn.execute(sa.delete(oauth_proofs).where(*self._proof_match(state, browser))).rowcount
         return bool(done)
 
-    def proven(self, state: str, browser: str | None) -> bool:
-        """Whether Slack confirmed the user of *this* browser (the one holding the secret) for the state."""
-        with self._engine.begin() as conn:
-            found = conn.execute(
-                sa.select(oauth_proofs.c.proven).where(*self._proof_match(state, browser))
-            ).scalar()
-            conn.execute(sa.delete(oauth_proofs).where(oauth_proofs.c.state_hash == state_hash(state)))
-        return bool(found)
+    def hand_over(self, state: str, browser: str) -> tuple[str, str]:
+        """Spends a proven link state and returns (state, code_verifier) for its provider step, bound to the
+        browser holding `browser`: only that browser's callback can finish it (`PendingLink.for_browser`)."""
+        pending = self.consume(state)
+        return self.mint(
+            pending.team,
+            pending.user,
+            pending.source,
+            pending.slack_email,
+            browser_hash=state_hash(browser),
+        )
 
     def _proof_match(self, state: str, browser: str | None) -> tuple[Any, ...]:
         return (
@@ -162,6 +184,7 @@ class StateStore:
                 raise InvalidLinkState()
             if conn.execute(sa.delete(oauth_states).where(oauth_states.c.state_hash == key)).rowcount != 1:
                 raise InvalidLinkState()  # another request consumed it first
+            conn.execute(sa.delete(oauth_proofs).where(oauth_proofs.c.state_hash == key))
         if row["expires_at"] <= self._clock():
             raise InvalidLinkState()
         return self._pending(row)
@@ -169,7 +192,11 @@ class StateStore:
     def _pending(self, row: Any) -> PendingLink:
         try:
             secret = json.loads(self._vault.decrypt(row["verifier_ct"]))
-            verifier, email = str(secret["verifier"]), secret.get("slack_email")
+            verifier, email, browser = (
+                str(secret["verifier"]),
+                secret.get("slack_email"),
+                secret.get("browser"),
+            )
         except (ValueError, TypeError, KeyError):
             raise InvalidLinkState() from None  # not a state this version minted
         return PendingLink(
@@ -178,4 +205,5 @@ class StateStore:
             source=row["source"],
             code_verifier=verifier,
             slack_email=str(email) if email else None,
+            browser_hash=str(browser) if browser else None,
         )

@@ -35,6 +35,22 @@ class SyncLedger:
             )
             conn.execute(insert(sync_failures).values(source=source, item=item, reason=reason, at=_now()))
 
+    def replace_failures(self, key: str, failures: list[dict[str, str]], *, keep: bool = False) -> None:
+        """A run's failures under `key` in one transaction; the previous ones go unless `keep` (a run that
+        stopped midway saw only part of the source)."""
+        now = _now()
+        with self.engine.begin() as conn:
+            if not keep:
+                conn.execute(delete(sync_failures).where(sync_failures.c.source == key))
+            for f in {f["id"]: f for f in failures}.values():
+                shown = f"{f['reason']} ({f['detail']})" if f.get("detail") else f["reason"]
+                conn.execute(
+                    delete(sync_failures).where(
+                        sync_failures.c.source == key, sync_failures.c.item == f["id"]
+                    )
+                )
+                conn.execute(insert(sync_failures).values(source=key, item=f["id"], reason=shown, at=now))
+
     def forget_failures(self, source: str, *, before: datetime) -> None:
         """Drops failures recorded before `before`: a finished run's failures replace the previous run's."""
         with self.engine.begin() as conn:
@@ -95,10 +111,11 @@ class SyncLedger:
             for s in conn.execute(select(sync_state)).all():
                 count = conn.execute(select(documents.c.id).where(documents.c.source == s.source)).all()
                 fails = conn.execute(
-                    select(sync_failures.c.item, sync_failures.c.reason).where(
-                        sync_failures.c.source == s.source
-                    )
+                    select(sync_failures.c.item, sync_failures.c.reason)
+                    .where(sync_failures.c.source.in_([s.source, f"permissions:{s.source}"]))
+                    .order_by(sync_failures.c.source, sync_failures.c.id)
                 ).all()
+                fails = list({(f.item, f.reason): f for f in fails}.values())  # both syncs may find one
                 out.append(
                     {
                         "source": s.source,

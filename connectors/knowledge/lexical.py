@@ -348,12 +348,3 @@ def _document_frequency(
         return 0
     groups = groups or index.row_groups(conn)
     return groups.document_frequency(stem, groups.mask(principals), functools.partial(index.term_rows, conn))
-
-
-def backend(dialect: str) -> ModuleType:
-    """The lexical index for a database dialect: this FTS5 module on SQLite, full-text search on PostgreSQL."""
-    if dialect == "postgresql":
-        from connectors.knowledge import lexical_pg
-
-        return lexical_pg
-    return sys.modules[__name__]

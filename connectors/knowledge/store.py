@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, insert, select, text, update
@@ -83,7 +84,7 @@ class KnowledgeStore:
         self._chunk_total = (-1, 0)  # (generation, chunks), for the visible share of a dense search
         self._vectors_seen: int | None = None  # the generation the vector index was last read at
         self._wrote = False  # this process wrote since: its own writes need no reopening
-        self.lexical = lexical.backend(engine.dialect.name)  # FTS5 on SQLite, full-text search on PostgreSQL
+        self.lexical = lexical_index(engine.dialect.name)
         with engine.begin() as conn:
             metadata.create_all(conn)
             self.lexical.create(conn)
@@ -618,6 +619,16 @@ class KnowledgeStore:
             for r in rows
         }
         return [by_id[c] for c in chunk_ids if c in by_id]
+
+
+def lexical_index(dialect: str) -> ModuleType:
+    """The lexical index for a database dialect: FTS5 (`lexical`) on SQLite, full-text search (`lexical_pg`,
+    which ranks through `lexical`) on PostgreSQL. Chosen here so that neither module imports the other back."""
+    if dialect == "postgresql":
+        from connectors.knowledge import lexical_pg
+
+        return lexical_pg
+    return lexical
 
 
 def _names(doc: SourceDoc) -> dict[str, str]:

@@ -87,6 +87,22 @@ def test_an_acl_entry_matching_nobody_is_warned_about(cli: Cli, team: Path) -> N
     assert "pages/payroll" in out
 
 
+def test_an_acl_entry_sleuth_cannot_map_hides_the_page_and_is_listed(cli: Cli, team: Path) -> None:
+    """`team:leads` is no principal: the page is visible to no one, finance included, and
+    `sleuth sources failures` says which entry did it."""
+    (team / "pages/payroll.md").write_text("---\ntitle: Payroll\nacl: [group:finance, team:leads]\n---\nX.\n")
+    assert cli("sync", "team").exit_code == 1  # partial: a failure
+    listed = json.loads(cli("sources", "failures", "team", "--json").output)
+    assert listed == [
+        {
+            "id": "team:pages/payroll",
+            "reason": "restriction entry Sleuth cannot map: visible to no one (ACL entry 'team:leads')",
+        }
+    ]
+    ben = json.loads(cli("whoami", "--as", "ben@nimbus.dev", "--json").output)
+    assert (ben["total"], ben["visible"]) == (9, 4)  # finance: the page is not among ben's
+
+
 def test_people_and_whoami_show_principals_and_what_each_may_see(cli: Cli) -> None:
     assert cli("sync", "team").exit_code == 0
     people = json.loads(cli("people", "--json").output)

@@ -54,7 +54,12 @@ class Browser:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
+def pkce() -> bool:
+    return True  # the provider enforces PKCE; a test may say it does not support it
+
+
+@pytest.fixture
+def env(tmp_path: Path, pkce: bool) -> Iterator[Env]:
     clock = FakeClock()
     engine = make_engine(f"sqlite:///{tmp_path / 'sleuth.db'}")
     vault = TokenVault.open(engine, TokenVault.generate_key(), production=True)
@@ -63,7 +68,7 @@ def env(tmp_path: Path) -> Iterator[Env]:
     sock.listen(64)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
-        with SlackEmulator() as slack, OAuthProvider(users=[ANN, DANA], clock=clock) as provider:
+        with SlackEmulator() as slack, OAuthProvider(users=[ANN, DANA], clock=clock, pkce=pkce) as provider:
             slack.add_user("U_ANN", "ann", email="ann@acme.io")
             slack.add_user("U_MAL", "mallory", email="mallory@acme.io")
             slack.add_user("U_DANA", "dana", email="dana@acme.io")
@@ -143,3 +148,62 @@ def test_the_provider_step_carried_to_another_browser_links_nothing(env: Env) ->
 
     assert page.status_code == 400 and "browser that signed in to Slack" in page.text
     assert env.linker.links(env.team, "U_MAL") == []
+
+
+def _to_provider(browser: Browser, url: str) -> str:
+    """Follows a link URL through Sleuth and Slack in `browser` up to (not into) the provider's authorize URL."""
+    hop = browser.open(url, follow=False)  # Sleuth -> Slack
+    hop = browser.open(hop.headers["location"], follow=False)  # Slack signs in -> Sleuth
+    return str(browser.open(hop.headers["location"], follow=False).headers["location"])  # proven -> provider
+
+
+def _code_for(env: Env, who: str, state: str) -> str:
+    """A callback URL carrying a code the provider issued to `who`, from an authorization request built with
+    authlib for `state` (and a PKCE pair of the requester's own), never reaching Sleuth."""
+    from authlib.integrations.httpx_client import OAuth2Client
+
+    redirect = str(env.linker._redirect_uri)  # type: ignore[attr-defined]
+    with OAuth2Client("sleuth", "s3cret", redirect_uri=redirect, code_challenge_method="S256") as client:
+        url, _ = client.create_authorization_url(
+            f"{env.provider.base_url}/authorize", state=state, code_verifier="m" * 64
+        )
+    answer = httpx.get(url, headers={"X-Test-Login": who}, follow_redirects=False, timeout=10)
+    assert answer.status_code == 302 and "code=" in answer.headers["location"]
+    return str(answer.headers["location"])
+
+
+@pytest.mark.parametrize("pkce", [False, True])
+def test_a_code_obtained_by_someone_else_replayed_in_the_askers_browser_links_nothing(env: Env) -> None:
+    """Mallory has the link URL Ann was given (forwarded, or read off her screen) and gets a code for her own
+    account with that link's state; she plants it in Ann's browser, which has signed in to Slack as Ann.
+    The provider's state is minted per proven browser and never was the link's, so nothing is linked, even
+    at a provider that does not check PKCE; Ann's own provider step still links her account."""
+    url = env.linker.start(env.team, "U_ANN", "acme", slack_email="ann@acme.io")
+    ann = Browser(env, "U_ANN", ANN.email)
+    to_provider = _to_provider(ann, url)
+    link_state = url.rsplit("link=", 1)[1]
+
+    planted = ann.open(_code_for(env, DANA.email, link_state))
+
+    assert planted.status_code == 400 and "invalid or has expired" in planted.text
+    assert env.linker.links(env.team, "U_ANN") == [] and env.provider.token_requests == []
+    page = ann.open(to_provider)  # her own step, in her own browser
+    assert page.status_code == 200, page.text
+    assert [i.account for i in env.linker.links(env.team, "U_ANN")] == [ANN.email]
+
+
+def test_a_stolen_provider_step_code_replayed_elsewhere_links_nothing(env: Env) -> None:
+    """Ann's code for her own provider step, taken from her browser's address bar before it reached Sleuth,
+    is replayed by Mallory in a browser of her own that signed in to Slack as herself: refused (the step
+    belongs to Ann's browser), and the step is spent, so Ann's browser cannot be raced either."""
+    url = env.linker.start(env.team, "U_ANN", "acme", slack_email="ann@acme.io")
+    ann = Browser(env, "U_ANN", ANN.email)
+    callback = ann.open(_to_provider(ann, url), follow=False).headers["location"]  # the provider's redirect
+    mallory = Browser(env, "U_MAL", DANA.email)
+    mallory.open(env.linker.start(env.team, "U_MAL", "acme", slack_email="mallory@acme.io"), follow=False)
+
+    stolen = mallory.open(callback)
+
+    assert stolen.status_code == 400 and "browser that signed in to Slack" in stolen.text
+    assert env.linker.links(env.team, "U_ANN") == env.linker.links(env.team, "U_MAL") == []
+    assert ann.open(callback).status_code == 400  # spent by the first use

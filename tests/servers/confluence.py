@@ -130,6 +130,8 @@ class FakeConfluence:
             return 200, self._page(self.group_members[m.group(1)], start, limit), {}
         if path == "/wiki/rest/api/group/by-id":
             group_id = query.get("id", [""])[0]
+            if group_id not in self.groups:
+                return 404, {"message": "group not found"}, {}
             return 200, {"type": "group", "name": self.groups[group_id], "id": group_id}, {}
         if path == "/wiki/rest/api/user/current":
             return 200, user[0], {}

@@ -276,6 +276,9 @@ class OAuthProvider:
     clients: dict[str, ProviderClient] = field(default_factory=dict)
     revoked: list[str] = field(default_factory=list)
     token_requests: list[str] = field(default_factory=list)
+    # False: a provider without PKCE (it ignores code_challenge and code_verifier, as some OAuth apps do); the
+    # state is then all that ties a code to the request that asked for it.
+    pkce: bool = True
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -283,7 +286,7 @@ class OAuthProvider:
         self._by_access: dict[str, _Token] = {}
         self._by_refresh: dict[str, _Token] = {}
         self._auth = _Server(self)
-        self._auth.register_grant(_CodeGrant, [CodeChallenge(required=True)])
+        self._auth.register_grant(_CodeGrant, [CodeChallenge(required=True)] if self.pkce else [])
         self._auth.register_grant(_RefreshGrant)
         self._auth.register_endpoint(_Revocation)
         self._http: ThreadingHTTPServer | None = None

@@ -57,6 +57,8 @@ class ConfluenceConnector(OwnsClient):
                 top.advance(page.version.createdAt, page.id)
                 counts[type(item).__name__] += 1
                 yield item
+                if isinstance(item, SourceDoc):
+                    yield from permissions.failures(page.spaceId, page.id)
             if reached_mark or batch.next_url is None:
                 break
             yield Checkpoint(cursor={"since": since.dump(), "top": top.dump(), "next": batch.next_url})
@@ -86,6 +88,7 @@ class ConfluenceConnector(OwnsClient):
                     yield Failure(id=doc_id(self.name, page_id), reason=str(exc))
                     continue
                 yield CurrentAcl(id=doc_id(self.name, page_id), acl=acl)
+                yield from permissions.failures(str(raw["spaceId"]), page_id)
 
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(*self._client.user_as(access_token), self.name)

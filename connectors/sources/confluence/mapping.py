@@ -9,12 +9,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, person_principals
-from connectors.sources.access import Members, intersect
+from connectors.sources.access import Mapped, Members, intersect
 from connectors.sources.adf import storage_content
 from connectors.text import ISSUE_KEY
 
 PAGE_URL_RE = re.compile(r"/pages/(?:viewpage\.action\?pageId=)?(\d+)")
 BROWSE_RE = re.compile(r"/browse/([A-Z][A-Z0-9_]+-\d+)")
+KNOWN_USER_TYPES = {"known", "user"}  # v1 `User.type`; `unknown` and `anonymous` name no account
 
 
 class _Raw(BaseModel):
@@ -66,42 +67,80 @@ def doc_id(source: str, page_id: str) -> str:
 
 def space_read_principals(
     assignments: list[dict[str, Any]], group_names: dict[str, str], source: str
-) -> set[str]:
-    """Space permission assignments (v2) -> who may read the space; groups (by id) named by `group_names`."""
-    found: set[str] = set()
+) -> Mapped:
+    """Space permission assignments (v2) -> who may read the space; groups (by id) named by `group_names`.
+    A read grant Sleuth cannot express is left out (narrower) and listed in `unmapped`."""
+    found = Mapped()
     for item in assignments:
         operation = item.get("operation") or {}
         if operation.get("key") != "read" or operation.get("targetType") != "space":
             continue
         principal = item.get("principal") or {}
-        kind, ident = str(principal.get("type", "")).lower(), str(principal.get("id", ""))
-        if kind == "user":
-            found |= person_principals(source, ident, None)
+        kind, ident = str(principal.get("type", "")).lower(), str(principal.get("id") or "")
+        if kind == "user" and ident:
+            found |= Mapped(frozenset(person_principals(source, ident, None)))
         elif kind == "group" and ident in group_names:
-            found.add(group_principal(source, group_names[ident]))
+            found |= Mapped(frozenset({group_principal(source, group_names[ident])}))
         elif kind in ("role", "access_class") and ident == "anonymous-users":
-            found.add(PUBLIC)
+            found |= Mapped(frozenset({PUBLIC}))
+        else:
+            found |= Mapped(unmapped=(f"space read grant to {kind or 'no type'} {ident or '(no id)'}",))
     return found
 
 
-def restriction_principals(body: dict[str, Any], source: str) -> set[str]:
-    """A v1 `restriction/byOperation/read` answer -> principals; empty when the content is not restricted."""
+def restriction_principals(
+    body: dict[str, Any], source: str, group_names: dict[str, str] | None = None
+) -> Mapped | None:
+    """A v1 `restriction/byOperation/read` answer -> its entries as principals; None when the content is not
+    restricted. A user Confluence could not resolve (type `unknown`, `anonymous`, no account id) or a group
+    known by an id `group_names` cannot name is listed in `unmapped`, which makes the restriction admit nobody."""
     restrictions = body.get("restrictions") or {}
-    found: set[str] = set()
-    for user in (restrictions.get("user") or {}).get("results") or []:
-        found |= person_principals(source, user.get("accountId"), user.get("email"))
-    for group in (restrictions.get("group") or {}).get("results") or []:
-        if group.get("name"):
-            found.add(group_principal(source, str(group["name"])))
+    users = (restrictions.get("user") or {}).get("results") or []
+    groups = (restrictions.get("group") or {}).get("results") or []
+    if not users and not groups:
+        return None
+    found = Mapped()
+    for user in users:
+        found |= _restricted_user(user, source)
+    for group in groups:
+        found |= _restricted_group(group, source, group_names or {})
     return found
 
 
-def effective_acl(space: set[str], restricted_levels: list[set[str]], members: Members) -> frozenset[str]:
-    """Space readers unless the page or an ancestor restricts viewing; then only who reads the space *and*
-    passes every restricting level (read restrictions inherit downwards). A restricted page is never public."""
-    levels = [level for level in restricted_levels if level]
+def _restricted_user(user: Any, source: str) -> Mapped:
+    if not isinstance(user, dict):
+        return Mapped(unmapped=("user entry that is not an object",))
+    kind = str(user.get("type") or "known").lower()
+    account = str(user.get("accountId") or "")
+    if kind not in KNOWN_USER_TYPES:
+        return Mapped(unmapped=(f"user of type {kind}",))
+    if not account or account == "unknown":
+        return Mapped(unmapped=("user without an account id",))
+    return Mapped(frozenset(person_principals(source, account, user.get("email"))))
+
+
+def _restricted_group(group: Any, source: str, group_names: dict[str, str]) -> Mapped:
+    if not isinstance(group, dict):
+        return Mapped(unmapped=("group entry that is not an object",))
+    name = str(group.get("name") or "") or group_names.get(str(group.get("id") or ""), "")
+    if name:
+        return Mapped(frozenset({group_principal(source, name)}))
+    if group.get("id"):
+        return Mapped(unmapped=(f"group given by id only ({group['id']})",))
+    return Mapped(unmapped=("group without a name or id",))
+
+
+def effective_acl(
+    space: set[str] | frozenset[str], restricted_levels: list[frozenset[str] | None], members: Members
+) -> frozenset[str]:
+    """Space readers unless the page or an ancestor restricts viewing (a level that is not None); then only
+    who reads the space *and* passes every restricting level (read restrictions inherit downwards). A level
+    that admits nobody (empty) leaves the page to nobody. A restricted page is never public."""
+    levels = [level for level in restricted_levels if level is not None]
     if not levels:
         return frozenset(space)
+    if not all(levels):
+        return frozenset()
     return frozenset(intersect([space, *levels], members) - {PUBLIC})
 
 

@@ -4,13 +4,16 @@ dates are read, and the links found in any text (`[[wikilinks]]` and ticket keys
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, user_principal
+from connectors.sources.access import Mapped
 from connectors.text import TICKET_KEY
+
+EMAIL = re.compile(r"[^@\s:]+@[^@\s:]+")
 
 WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
@@ -44,6 +47,8 @@ class FolderContext:
     root: Path
     url_base: str | None
     default_acl: tuple[str, ...]
+    # entries of the ACLs read since the connector last took them that map to no principal (`take_unmapped`)
+    unmapped: list[str] = field(default_factory=list, compare=False)
 
     def page_id(self, rel: str) -> str:
         return f"{self.name}:{Path(rel).with_suffix('').as_posix()}"
@@ -60,29 +65,40 @@ class FolderContext:
         return SourceDoc(id=self.page_id(rel), source=self.name, kind="page", url=self.url(rel), **fields)
 
     def acl(self, value: Any) -> frozenset[str]:
-        """A document's declared ACL (or the default) as principals of this source; see `acl_principal`."""
+        """A document's declared ACL (or the default) as principals of this source (see `acl_principal`);
+        nobody when an entry maps to no principal, which the connector then reports for the document."""
         items = as_list(value) if value is not None else list(self.default_acl)
-        return frozenset(p for p in (acl_principal(str(i), self.name) for i in items) if p)
+        mapped = Mapped()
+        for item in items:
+            mapped |= acl_principal(str(item), self.name)
+        self.unmapped.extend(mapped.unmapped)
+        return mapped.restricted
+
+    def take_unmapped(self) -> str:
+        """The unmapped entries of the ACLs read since the last call, as a failure's detail ('' if none)."""
+        found, self.unmapped[:] = Mapped(unmapped=tuple(self.unmapped)), []
+        return found.detail()
 
 
-def acl_principal(entry: str, source: str) -> str:
+def acl_principal(entry: str, source: str) -> Mapped:
     """`public`, `user:<email>` and `group:<name>` as a reader writes them, as principals of `source`.
 
     `group:<name>` names a group of the people file, which this source grants as `group:<source>:<name>`;
-    the already namespaced `group:<source>:<name>` is accepted as it is. Anything else is kept verbatim, so
-    sync can warn that it matches nobody."""
+    the already namespaced `group:<source>:<name>` is accepted as it is. Anything else (`team:x`, `user:ann`
+    without an email, an empty entry) maps to no principal and is returned as unmapped."""
     entry = entry.strip()
     kind, _, rest = entry.partition(":")
-    kind = kind.lower()
+    kind, rest = kind.lower(), rest.strip()
     if entry.lower() == PUBLIC:
-        return PUBLIC
-    if kind == "user" and rest.strip():
-        return user_principal(rest)
-    if kind == "group" and rest.strip():
-        name = rest.strip()
+        return Mapped(frozenset({PUBLIC}))
+    if kind == "user" and EMAIL.fullmatch(rest):
+        return Mapped(frozenset({user_principal(rest)}))
+    if kind == "group" and rest:
         prefix = f"{source.lower()}:"
-        return group_principal(source, name[len(prefix) :] if name.lower().startswith(prefix) else name)
-    return entry
+        name = rest[len(prefix) :] if rest.lower().startswith(prefix) else rest
+        if name.strip():
+            return Mapped(frozenset({group_principal(source, name)}))
+    return Mapped(unmapped=(f"ACL entry {entry!r}",))
 
 
 def name_links(text: str, *, own_key: str | None = None) -> list[Link]:

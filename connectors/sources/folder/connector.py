@@ -30,6 +30,7 @@ from connectors.base import (
     SourceDoc,
     group_principal,
 )
+from connectors.sources.access import UNMAPPED
 from connectors.sources.folder import exports, markdown
 from connectors.sources.folder.common import FolderContext, UnreadableItem, read_text
 from connectors.sources.folder.people import (
@@ -170,7 +171,11 @@ class FolderConnector:
         return []
 
     def principals(self, identity: LinkedIdentity) -> set[str]:
-        found = person_principals(self._people(), self.name, identity.account)
+        """The people file's entry for the identity's verified email. For the directory (no token) that is
+        its account; for an identity linked through OAuth it is the email the provider verified, never the
+        provider's `sub` (an id that may look like anyone's email): without one, only what all may see."""
+        email = identity.email if identity.access_token is not None else identity.account
+        found = person_principals(self._people(), self.name, email) if email else {PUBLIC}
         found.update(group_principal(self.name, g) for g in identity.groups)
         return found
 
@@ -210,8 +215,15 @@ class FolderConnector:
         return rel.split("/", 1)[0] in self._expected
 
     def _read(self, path: Path, rel: str, exports_at: set[Path]) -> Iterator[SourceDoc | Failure | Skipped]:
+        """The file's documents; after one whose ACL names an entry that maps to no principal (it is then
+        visible to no one), a failure saying which."""
+        self.ctx.take_unmapped()
         try:
-            yield from self._documents(path, rel, exports_at)
+            for item in self._documents(path, rel, exports_at):
+                yield item
+                unmapped = self.ctx.take_unmapped()
+                if unmapped and isinstance(item, SourceDoc):
+                    yield Failure(id=item.id, reason=UNMAPPED, detail=unmapped)
         except UnreadableItem as exc:
             yield Failure(id=f"{self.name}:{rel}", reason=exc.reason, detail=exc.detail)
         except OSError as exc:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from pydantic import ValidationError
 
 from connectors.base import Checkpoint, CurrentAcl, Cursor, Failure, Pulled, SourceDoc
+from connectors.sources.access import UNMAPPED
 from connectors.sources.github.client import GitHubClient
 from connectors.sources.github.config import GitHubConfig
 from connectors.sources.github.mapping import (
@@ -40,7 +41,7 @@ class GitHubConnector(OwnsClient):
         counts: Counter[str] = Counter()
         for repo in self._config.repos:
             mark = marks[repo]
-            acl = self._acl(repo)
+            acl = yield from self._acl(repo)
             since = mark.at.isoformat().replace("+00:00", "Z") if mark.at else None
             for page in self._client.issues(repo, since=since, page_size=self._config.page_size):
                 yield from counted((self._item(repo, raw, mark, acl) for raw in page.issues), counts)
@@ -55,7 +56,7 @@ class GitHubConnector(OwnsClient):
     def acls(self) -> Iterator[CurrentAcl | Failure]:
         """Every issue's ACL: its repository's visibility, collaborators and teams (one listing per repo)."""
         for repo in self._config.repos:
-            acl = self._acl(repo)
+            acl = yield from self._acl(repo)
             for item_id in self._ids(repo):
                 yield CurrentAcl(id=item_id, acl=acl)
 
@@ -68,11 +69,17 @@ class GitHubConnector(OwnsClient):
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(*self._client.user_as(access_token), self.name)
 
-    def _acl(self, repo: str) -> frozenset[str]:
+    def _acl(self, repo: str) -> Generator[Failure, None, frozenset[str]]:
+        """The repository's ACL (returned); a failure first when an entry of it maps to no principal."""
         raw = self._client.repo(repo)
         if raw.get("private") is False and raw.get("visibility", "public") == "public":
-            return repo_acl(raw, [], [], self.name)
-        return repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo), self.name)
+            mapped = repo_acl(raw, [], [], self.name)
+        else:
+            mapped = repo_acl(raw, self._client.collaborators(repo), self._client.teams(repo), self.name)
+        if mapped.unmapped:
+            log.warning("github repository access unmapped", extra={"connector": self.name, "repo": repo})
+            yield Failure(id=f"{self.name}:{repo.lower()}", reason=UNMAPPED, detail=mapped.detail())
+        return mapped.restricted
 
     def _item(self, repo: str, raw: Any, mark: Watermark, acl: frozenset[str]) -> SourceDoc | Failure | None:
         try:

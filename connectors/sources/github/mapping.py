@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, account_principal, group_principal
+from connectors.sources.access import Mapped
 from connectors.text import ISSUE_KEY, comment_text, join_comments
 
 REF_RE = re.compile(
@@ -67,19 +68,31 @@ def doc_id(source: str, repo: str, number: int) -> str:
     return f"{source}:{repo.lower()}#{number}"
 
 
-def repo_acl(
-    repo: dict[str, Any], collaborators: list[dict[str, Any]], teams: list[dict[str, Any]], source: str
-) -> frozenset[str]:
+def repo_acl(repo: dict[str, Any], collaborators: list[Any], teams: list[Any], source: str) -> Mapped:
     """Public repositories are readable by anyone; others by their collaborators and teams (and, for
-    `internal` ones, the whole organisation)."""
+    `internal` ones, the whole organisation). A collaborator without a login, a team without a slug or an
+    internal repository without an owner is unmapped, and the repository then admits nobody
+    (`Mapped.restricted`)."""
     if repo.get("private") is False and repo.get("visibility", "public") == "public":
-        return frozenset({PUBLIC})
-    owner = str((repo.get("owner") or {}).get("login", "")).lower()
-    found = {account_principal(source, str(c["login"])) for c in collaborators if c.get("login")}
-    found |= {group_principal(source, f"{owner}/{t['slug']}") for t in teams if t.get("slug")}
-    if repo.get("visibility") == "internal" and owner:
-        found.add(group_principal(source, owner))
-    return frozenset(found)
+        return Mapped(frozenset({PUBLIC}))
+    owner = str((repo.get("owner") or {}).get("login") or "").lower()
+    found = Mapped()
+    for person in collaborators:
+        login = person.get("login") if isinstance(person, dict) else None
+        if not login:
+            found |= Mapped(unmapped=("collaborator without a login",))
+        elif (person.get("permissions") or {}).get("pull", True):
+            found |= Mapped(frozenset({account_principal(source, str(login))}))
+    for team in teams:
+        slug = team.get("slug") if isinstance(team, dict) else None
+        if slug and owner:
+            found |= Mapped(frozenset({group_principal(source, f"{owner}/{slug}")}))
+        else:
+            found |= Mapped(unmapped=(f"team {slug or 'without a slug'} of {owner or 'no owner'}",))
+    if repo.get("visibility") == "internal":
+        org = frozenset({group_principal(source, owner)}) if owner else frozenset()
+        found |= Mapped(org, () if owner else ("internal repository without an owner",))
+    return found
 
 
 def identity_principals(

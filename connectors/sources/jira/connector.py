@@ -54,11 +54,13 @@ class JiraConnector(OwnsClient):
         return mark.dump()
 
     def _problems(self, permissions: JiraPermissions, told: set[str]) -> Iterator[Failure]:
-        """One failure per project whose permissions could not be read (its issues are visible to no one)."""
+        """One failure per project whose permissions could not be read (its issues are visible to no one),
+        and one per holder Sleuth cannot map (`JiraPermissions.failures`)."""
         for project, reason in sorted(permissions.problems.items()):
             if project not in told:
                 told.add(project)
                 yield Failure(id=doc_id(self.name, project), reason=reason)
+        yield from permissions.failures()
 
     def list_ids(self) -> Iterator[str]:
         jql = f"{self._projects_clause()} ORDER BY key ASC"
@@ -74,7 +76,6 @@ class JiraConnector(OwnsClient):
         jql = f"{self._projects_clause()} ORDER BY key ASC"
         told: set[str] = set()
         for page in self._client.search(jql, fields=ACL_FIELDS, page_size=self._config.page_size):
-            yield from self._problems(permissions, told)
             for raw in page.issues:
                 try:
                     issue = Issue.model_validate(raw)
@@ -86,6 +87,7 @@ class JiraConnector(OwnsClient):
                     yield CurrentAcl(id=doc_id(self.name, issue.key), acl=permissions.acl(issue))
                 except RequestRejected as exc:
                     yield Failure(id=doc_id(self.name, issue.key), reason=str(exc))
+            yield from self._problems(permissions, told)
 
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(self._client.myself_as(access_token), self.name)

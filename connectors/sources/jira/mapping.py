@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from connectors.base import PUBLIC, Link, LinkType, SourceDoc, group_principal, person_principals
+from connectors.sources.access import Mapped
 from connectors.sources.adf import adf_content
 from connectors.text import ISSUE_KEY, comment_text, join_comments
 
@@ -114,32 +115,44 @@ def doc_id(source: str, key: str) -> str:
     return f"{source}:{key}"
 
 
-def holder_principals(holder: dict[str, Any], source: str) -> set[str]:
+def holder_principals(holder: dict[str, Any], source: str) -> Mapped:
     """A permission holder (scheme grant or security level member) -> principals. Dynamic holders (reporter,
-    assignee, project lead, roles) are resolved by the caller; unknown kinds map to nothing (closed)."""
-    kind = holder.get("type")
-    parameter = holder.get("parameter") or holder.get("value") or ""
+    assignee, project lead, roles) are resolved by the caller; any other kind (custom fields, service-desk
+    portal customers), and a group given by id only, maps to nothing and is listed as unmapped."""
+    kind = str(holder.get("type") or "")
+    parameter = str(holder.get("parameter") or "")
     if kind == "anyone":
-        return {PUBLIC}
-    if kind == "group" and parameter:
-        return {group_principal(source, str(parameter))}
+        return Mapped(frozenset({PUBLIC}))
+    if kind == "group" and parameter:  # `parameter` is the name; `value` alone is the group's id
+        return Mapped(frozenset({group_principal(source, parameter)}))
     if kind == "user":
+        account = parameter or str(holder.get("value") or "")
         user = holder.get("user") if isinstance(holder.get("user"), dict) else {}
-        return person_principals(source, parameter, user.get("emailAddress"))
+        if account and account != "unknown":
+            return Mapped(frozenset(person_principals(source, account, user.get("emailAddress"))))
     if kind == "applicationRole":
-        return {group_principal(source, f"app:{parameter or 'any'}")}
-    return set()
+        app = parameter or str(holder.get("value") or "")
+        return Mapped(frozenset({group_principal(source, f"app:{app or 'any'}")}))
+    ident = parameter or str(holder.get("value") or "")
+    return Mapped(unmapped=(f"{kind or 'untyped'} holder {ident}".rstrip(),))
 
 
-def actor_principals(role: dict[str, Any], source: str) -> set[str]:
-    """The actors of a project role (`GET /project/{key}/role/{id}`) -> principals."""
-    found: set[str] = set()
+def actor_principals(role: dict[str, Any], source: str) -> Mapped:
+    """The actors of a project role (`GET /project/{key}/role/{id}`) -> principals; a group actor known by
+    id only, or a user whose account Jira reports as `unknown` (deleted, corrupted), is unmapped."""
+    found = Mapped()
     for actor in role.get("actors") or []:
         group = actor.get("actorGroup") or {}
         user = actor.get("actorUser") or {}
+        account = str(user.get("accountId") or "")
         if group.get("name"):
-            found.add(group_principal(source, str(group["name"])))
-        found |= person_principals(source, user.get("accountId"), None)
+            found |= Mapped(frozenset({group_principal(source, str(group["name"]))}))
+        elif account and account != "unknown":
+            found |= Mapped(frozenset(person_principals(source, account, None)))
+        elif group.get("groupId"):
+            found |= Mapped(unmapped=(f"role actor group given by id only ({group['groupId']})",))
+        else:
+            found |= Mapped(unmapped=(f"role actor {actor.get('type') or 'of no type'} without an account",))
     return found
 
 

@@ -7,18 +7,28 @@ level members and group members are fetched once and cached.
 A token that may not read a project's permission scheme (a non-admin account: 403) does not stop the sync: the
 project's issues get an empty ACL (visible to no one) and `problems` says why, once per project, for the run's
 failures. A group whose members cannot be listed counts only where both sides name it.
+
+A security level member that maps to no principal (a custom-field holder, a group given by id only) leaves
+the issue to nobody; a Browse grant that does is left out. `failures` names both (`sources.access.Mapped`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.base import PUBLIC, Forbidden, account_principal, user_principal
-from connectors.sources.access import intersect
+from connectors.base import PUBLIC, Failure, Forbidden, account_principal, user_principal
+from connectors.sources.access import UNMAPPED, UNMAPPED_GRANT, Mapped, intersect
 from connectors.sources.jira.client import JiraClient
-from connectors.sources.jira.mapping import Issue, actor_principals, holder_principals, user_principals
+from connectors.sources.jira.mapping import (
+    Issue,
+    actor_principals,
+    doc_id,
+    holder_principals,
+    user_principals,
+)
 from connectors.sources.rest import RequestRejected
 
 log = logging.getLogger(__name__)
@@ -33,6 +43,7 @@ class Access:
     principals: frozenset[str]
     reporter: bool = False
     assignee: bool = False
+    unmapped: tuple[str, ...] = ()  # holders that map to no principal
 
     def for_issue(self, issue: Issue, source: str) -> set[str]:
         found = set(self.principals)
@@ -50,16 +61,33 @@ class JiraPermissions:
         self._members: dict[str, set[str]] = {}
         self._projects: dict[str, Access] = {}
         self._levels: dict[tuple[str, str], Access] = {}
-        self._roles: dict[tuple[str, str], set[str]] = {}
+        self._roles: dict[tuple[str, str], Mapped] = {}
+        self._pending: dict[str, Failure] = {}  # failure id -> failure, not yet handed out
+        self._told: set[str] = set()
+
+    def failures(self) -> Iterator[Failure]:
+        """Unmapped holders found since the last call: one per issue left to nobody, one per project grant."""
+        pending, self._pending = self._pending, {}
+        for ident, failure in sorted(pending.items()):
+            if ident not in self._told:
+                self._told.add(ident)
+                yield failure
 
     def acl(self, issue: Issue) -> frozenset[str]:
         project = issue.key.rsplit("-", 1)[0]
         security = issue.fields.security
         try:
-            browse = self._project(project).for_issue(issue, self._source)
+            grants = self._project(project)
+            browse = grants.for_issue(issue, self._source)
+            if grants.unmapped:
+                self._report(doc_id(self._source, project), UNMAPPED_GRANT, grants.unmapped)
             if security is not None and security.id:
                 # A security level narrows who may browse the issue; such an issue is never public.
-                level = self._level(project, security.id).for_issue(issue, self._source)
+                restriction = self._level(project, security.id)
+                if restriction.unmapped:
+                    self._report(doc_id(self._source, issue.key), UNMAPPED, restriction.unmapped)
+                    return frozenset()
+                level = restriction.for_issue(issue, self._source)
                 return frozenset(intersect([browse, level], self._group_members) - {PUBLIC})
         except Forbidden:  # a role or security level this token may not read: the issue is visible to no one
             log.warning("jira permissions unreadable; issue visible to no one", extra={"issue": issue.key})
@@ -97,8 +125,12 @@ class JiraPermissions:
             self._levels[(project, level_id)] = self._access(project, holders)
         return self._levels[(project, level_id)]
 
+    def _report(self, ident: str, reason: str, unmapped: tuple[str, ...]) -> None:
+        if ident not in self._told:
+            self._pending[ident] = Failure(id=ident, reason=reason, detail=Mapped(unmapped=unmapped).detail())
+
     def _access(self, key: str, holders: list[dict[str, Any]]) -> Access:
-        found: set[str] = set()
+        found = Mapped()
         reporter = assignee = False
         for holder in holders:
             kind = holder.get("type")
@@ -110,10 +142,10 @@ class JiraPermissions:
                 found |= self._role(key, str(holder.get("parameter") or holder.get("value") or ""))
             elif kind == "projectLead":
                 lead = (self._client.project(key).get("lead") or {}).get("accountId")
-                found |= {account_principal(self._source, str(lead))} if lead else set()
+                found |= Mapped(frozenset({account_principal(self._source, str(lead))})) if lead else Mapped()
             else:
                 found |= holder_principals(holder, self._source)
-        return Access(frozenset(found), reporter, assignee)
+        return Access(found.principals, reporter, assignee, found.unmapped)
 
     def _group_members(self, group: str) -> set[str]:
         """A group principal's members as user principals (account id, and email where Jira shows it)."""
@@ -133,9 +165,9 @@ class JiraPermissions:
             self._members[group] = found
         return self._members[group]
 
-    def _role(self, key: str, role_id: str) -> set[str]:
+    def _role(self, key: str, role_id: str) -> Mapped:
         if not role_id:
-            return set()
+            return Mapped(unmapped=("projectRole holder without a role id",))
         if (key, role_id) not in self._roles:
             self._roles[(key, role_id)] = actor_principals(self._client.role(key, role_id), self._source)
         return self._roles[(key, role_id)]

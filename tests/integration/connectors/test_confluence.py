@@ -247,3 +247,40 @@ def test_permission_sync_applies_a_restriction_added_to_a_page(
     assert visible_ids(store, doc, security, "Deploy guide steps") == set()
     sec = frozenset({PUBLIC, "user:wiki:acc-sec"})  # in both
     assert visible_ids(store, doc, sec, "Deploy guide steps") == {"document", "bm25", "dense"}
+
+
+def test_restrictions_sleuth_cannot_map_leave_the_page_to_nobody_and_are_reported(
+    connector: ConfluenceConnector, fake: FakeConfluence, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    """A read restriction naming a user of type `unknown`, or a group by an id Confluence gives no name for,
+    used to be dropped, opening the page to the whole space. Now the page is visible to no one and the sync
+    says which entry did it; a group given by an id the site can name is that group."""
+    fake.add_page("106", "1", "Board minutes", "<p>Sponsor: Quentin</p>")
+    fake.add_page("107", "1", "Acquisition", "<p>Target: Lumen</p>")
+    fake.add_page("108", "1", "Eng only", "<p>Build farm</p>")
+    fake.restrictions["106"] = {"user": [{"type": "unknown", "displayName": "Unknown user"}]}
+    fake.restrictions["107"] = {"group": [{"type": "group", "id": "g-board"}]}  # no name at /group/by-id
+    fake.restrictions["108"] = {"group": [{"type": "group", "id": "g-eng"}]}  # named by /group/by-id
+    store = make_store()
+    summary = sync_source(store, connector)
+
+    acls = store.acls("wiki")
+    assert acls["wiki:page-106"] == acls["wiki:page-107"] == frozenset()
+    assert "group:wiki:engineering" in acls["wiki:page-108"]  # with the members who reach both checks
+    ann = frozenset({PUBLIC, "user:wiki:acc-ann", "group:wiki:engineering"})  # reads the whole space
+    assert visible_ids(store, "wiki:page-106", ann, "Board minutes sponsor") == set()
+    assert visible_ids(store, "wiki:page-107", ann, "Acquisition target") == set()
+    assert visible_ids(store, "wiki:page-108", ann, "Eng only build farm") == {"document", "bm25", "dense"}
+    reason = "restriction entry Sleuth cannot map: visible to no one"
+    assert summary.status == "partial"
+    (status,) = store.ledger.status()  # what `sleuth sources failures wiki` prints
+    assert {f["id"]: f["reason"] for f in status["failures"]} == {
+        "wiki:page-106": f"{reason} (user of type unknown)",
+        "wiki:page-107": f"{reason} (group given by id only (g-board))",
+    }
+
+    # Permission sync: a restriction that becomes unmappable after the last content sync closes the page too.
+    fake.restrictions["102"] = {"user": [{"type": "anonymous"}]}
+    permissions = sync_permissions(store, connector)
+    assert permissions.changed == 1 and store.acls("wiki")["wiki:page-102"] == frozenset()
+    assert "wiki:page-102" in {f["id"] for f in store.ledger.status()[0]["failures"]}

@@ -235,3 +235,27 @@ def test_permission_sync_follows_a_repository_made_private_and_public_again(
     fake.repos["acme/web"].meta |= {"private": False, "visibility": "public"}
     assert sync_permissions(store, connector).changed == 6
     assert visible_ids(store, doc, outsider, "Checkout slow") == {"document", "bm25", "dense"}
+
+
+def test_a_collaborator_sleuth_cannot_map_hides_the_repository_and_is_reported(
+    connector: GitHubConnector, fake: FakeGitHub, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    fake.repos["acme/secret"].collaborators.append({"id": 99, "type": "User", "permissions": {"pull": True}})
+    store = make_store()
+    summary = sync_source(store, connector)
+
+    assert summary.status == "partial"
+    assert {f["id"]: f["reason"] for f in store.ledger.status()[0]["failures"]} == {
+        "gh:acme/secret": "restriction entry Sleuth cannot map: visible to no one (collaborator without a login)"
+    }
+    alice = frozenset({PUBLIC, "user:gh:alice", "group:gh:acme/core"})
+    assert visible_ids(store, "gh:acme/secret#1", alice, "Rotate keys") == set()
+    assert visible_ids(store, "gh:acme/web#1", frozenset({PUBLIC}), "Checkout slow") == {
+        "document",
+        "bm25",
+        "dense",
+    }
+
+    fake.repos["acme/secret"].collaborators.pop()
+    assert sync_permissions(store, connector).changed == 2
+    assert visible_ids(store, "gh:acme/secret#1", alice, "Rotate keys") == {"document", "bm25", "dense"}

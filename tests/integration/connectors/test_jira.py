@@ -389,3 +389,40 @@ def test_permission_sync_applies_a_user_removed_from_a_project_role(
     assert visible_ids(store, doc, ann, "Checkout times out") == set()
     leads = frozenset({PUBLIC, "group:jira:eng-leads"})
     assert visible_ids(store, doc, leads, "Checkout times out") == {"document", "bm25", "dense"}
+
+
+def test_holders_sleuth_cannot_map_close_a_level_narrow_a_grant_and_are_reported(
+    connector: JiraConnector, fake: FakeJira, make_store: Callable[..., KnowledgeStore]
+) -> None:
+    """A security level member Sleuth cannot express (a custom-field holder) leaves the issue to nobody; a
+    Browse grant it cannot express is left out; both are in the sync's failures, which the ledger keeps for
+    `sleuth sources failures`, and permission sync applies and reports the same."""
+    custom = {"type": "userCustomField", "parameter": "customfield_10050", "value": "customfield_10050"}
+    fake.level_members["10000"].append({"id": 4, "issueSecurityLevelId": 10020, "holder": custom})
+    fake.schemes["ENG"]["permissions"].append(_grant({"type": "sd.customer.portal.only"}))
+    store = make_store()
+    summary = sync_source(store, connector)
+
+    assert summary.status == "partial"
+    (status,) = store.ledger.status()
+    failures = {f["id"]: f["reason"] for f in status["failures"]}
+    assert failures == {
+        "jira:ENG-4": "restriction entry Sleuth cannot map: visible to no one "
+        "(userCustomField holder customfield_10050)",
+        "jira:ENG": "permission grant Sleuth cannot map: its holders are not granted through it "
+        "(sd.customer.portal.only holder)",
+    }
+    sec = frozenset({PUBLIC, "user:jira:acc-sec", "user:sec@acme.io", "group:jira:security-team"})
+    assert store.acls("jira")["jira:ENG-4"] == frozenset()
+    assert visible_ids(store, "jira:ENG-4", sec, "Leaked key rotation") == set()
+    ann = frozenset({PUBLIC, "user:jira:acc-ann"})  # the grants Sleuth can map still stand
+    assert visible_ids(store, "jira:ENG-1", ann, "Checkout times out") == {"document", "bm25", "dense"}
+
+    fake.level_members["10000"].pop()  # fixed at the source: the next permission sync reopens it
+    permissions = sync_permissions(store, connector)
+    assert permissions.changed == 1 and store.acls("jira")["jira:ENG-4"] == {
+        "user:jira:acc-sec",
+        "user:sec@acme.io",
+        "user:jira:acc-sam",
+    }
+    assert [f["id"] for f in permissions.failures] == ["jira:ENG"]

@@ -84,3 +84,30 @@ def test_minting_drops_expired_states(store_and_clock: tuple[StateStore, Clock])
     store.mint("T1", "U2", "acme")
     with store._engine.connect() as conn:
         assert [r.user for r in conn.execute(select(oauth_states))] == ["U2"]
+
+
+def test_a_proven_link_hands_over_to_a_provider_step_bound_to_that_browser(
+    store_and_clock: tuple[StateStore, Clock],
+) -> None:
+    store, _ = store_and_clock
+    link, link_verifier = store.mint("T1", "U1", "acme", "ann@acme.io")
+    browser = store.begin_proof(link)
+    assert not store.prove(link, "another-browser") and store.prove(link, browser)
+    assert not store.prove(link, browser)  # a proof is used once
+
+    step, verifier = store.hand_over(link, browser)
+
+    assert step != link and verifier != link_verifier
+    with pytest.raises(InvalidLinkState):
+        store.peek(link)  # the link's own state is spent: the provider never sees it
+    pending = store.consume(step)
+    assert (pending.team, pending.user, pending.slack_email, pending.code_verifier) == (
+        "T1",
+        "U1",
+        "ann@acme.io",
+        verifier,
+    )
+    assert pending.for_browser(browser)
+    assert not pending.for_browser("another-browser") and not pending.for_browser(None)
+    unbound, _ = store.mint("T1", "U1", "acme")
+    assert not store.consume(unbound).for_browser(browser)  # a state minted for no browser fits none

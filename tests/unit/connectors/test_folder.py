@@ -139,6 +139,20 @@ def test_principals_come_from_the_directory(tmp_path: Path) -> None:
     }
 
 
+def test_an_oauth_linked_identity_is_keyed_by_its_verified_email_not_its_sub(tmp_path: Path) -> None:
+    """A provider's `sub` is its own id; one that reads like Bob's email is still not Bob."""
+    _write(tmp_path, "people.json", '{"users": [{"email": "bob@acme.io", "groups": ["finance"]}, '
+           '{"email": "ann@acme.io", "groups": ["eng"]}]}')  # fmt: skip
+    connector = folder(tmp_path)
+
+    def linked(sub: str, email: str | None) -> set[str]:
+        return connector.principals(LinkedIdentity(source="acme", account=sub, email=email, access_token="t"))
+
+    assert linked("bob@acme.io", "ann@acme.io") == {"public", "user:ann@acme.io", "group:acme:eng"}
+    assert linked("bob@acme.io", None) == {"public"}  # no verified email: nobody in the people file
+    assert linked("7f3a-ann", "Ann@acme.io") == {"public", "user:ann@acme.io", "group:acme:eng"}
+
+
 def test_wikilinks_in_a_json_tickets_text_are_links_without_a_pages_list(tmp_path: Path) -> None:
     _write(
         tmp_path,
