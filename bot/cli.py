@@ -444,6 +444,7 @@ def audit_permissions_command(
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from bot.admin_views import AdminViews
     from bot.identity.linking import would_link
     from bot.render import progress_text
     from evals.audit import audit_permissions
@@ -462,6 +463,7 @@ def audit_permissions_command(
             progress=lambda n: bar.advance(task, n),
             status_text=progress_text,
             link_check=would_link,
+            admin_views=AdminViews(rt.store),
         )
     table = Table("path", "probes")
     for path, n in sorted(report.by_path.items()):
