@@ -115,6 +115,7 @@ def test_forget_leaves_none_of_the_persons_words_in_others_feedback_gaps_or_the_
     _judge(env, "bob@acme.io", answer["ts"], job.trace_id)  # Bob judges Alice's answer...
     env.mention("bob@acme.io", "and in Reno?", thread_ts=ts)  # ...and follows up on her question
     env.wait_answers(GENERAL, ts, count=2)
+    [reno_job] = [j for j in env.bot.jobs.of_thread(job.thread_id) if j.text == "and in Reno?"]
     reno = [e for e in env.bot.runtime.gap_log.entries() if e.asker == "bob@acme.io"]
     assert reno and all("parking" in e.what.lower() for e in reno)  # Bob's gap is worded with Alice's words
 
@@ -125,10 +126,12 @@ def test_forget_leaves_none_of_the_persons_words_in_others_feedback_gaps_or_the_
             "home": _home(env, "dana@acme.io"),
             "digest": json.dumps(env.bot.digest.message(DANA, datetime.now(UTC)), ensure_ascii=False),
             "trace": _modal(env, DANA, job.trace_id),
+            "follow-up trace": _modal(env, DANA, reno_job.trace_id),  # Bob's, worded from Alice's question
         }
 
     before = views()
     assert PARKING in before["feedback"] and "parking" in before["gaps"].lower()  # the probe can fail
+    assert "parking" in before["follow-up trace"].lower()
 
     env.slack.slash_command(alice, GENERAL, "/sleuth", "forget")
 
