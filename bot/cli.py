@@ -247,7 +247,10 @@ def themes(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     verbose: Verbose = False,
 ) -> None:
-    """What is in the knowledge base: its themes with sizes, labels and key terms, as the given person sees them."""
+    """What is in the knowledge base: its themes with sizes, labels and key terms, as the given person sees them.
+
+    Themes are numbered in the order this person sees them: a theme with no chunk they may read is absent, and
+    leaves no gap in the numbers (the store's own theme ids are not shown)."""
     rt, asker, principals = _asking(as_user)
     if rebuild:
         rt.store.themes.refresh(full=True)
@@ -262,22 +265,23 @@ def themes(
         console.print(f"[dim]{named} themes named by {rt.settings.llm_model}[/]", highlight=False)
     views = rt.store.themes.views(principals)
     if as_json:
-        typer.echo(json.dumps([theme_row(v) for v in views]))
+        typer.echo(json.dumps([theme_row(v, n) for n, v in enumerate(views, 1)]))
         return
     if not views:
         console.print("No themes yet: run `sleuth sync` (themes are built from the synced chunks).")
         return
     table = Table("theme", "chunks", "docs", "label", title=f"Themes as {asker} sees them")
     table.add_column("key terms and entities", overflow="fold")
-    for v in views:
+    for n, v in enumerate(views, 1):
         extra = ", ".join(v.terms[3:]) + (f"  [dim]({'; '.join(v.entities[:4])})[/]" if v.entities else "")
-        table.add_row(str(v.id), str(v.size), str(len(v.docs)), escape(v.summary or v.label), extra)
+        table.add_row(str(n), str(v.size), str(len(v.docs)), escape(v.summary or v.label), extra)
     console.print(table)
 
 
-def theme_row(view: Any) -> dict[str, Any]:
+def theme_row(view: Any, n: int) -> dict[str, Any]:
+    """One theme as a person sees it, numbered `n` in their own list."""
     return {
-        "id": view.id,
+        "n": n,
         "label": view.label,
         "size": view.size,
         "documents": len(view.docs),
@@ -444,6 +448,7 @@ def audit_permissions_command(
     """Run the permission-leak matrix (users x restricted documents x paths); exit 1 on any leak."""
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from bot.admin_views import AdminViews
     from bot.identity.linking import would_link
     from bot.render import progress_text
     from evals.audit import audit_permissions
@@ -462,6 +467,7 @@ def audit_permissions_command(
             progress=lambda n: bar.advance(task, n),
             status_text=progress_text,
             link_check=would_link,
+            admin_views=AdminViews(rt.store),
         )
     table = Table("path", "probes")
     for path, n in sorted(report.by_path.items()):

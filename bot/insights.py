@@ -2,8 +2,10 @@
 questions that hit the round cap. Shared by `sleuth feedback|gaps`, App Home, `/sleuth gaps` and the digest.
 
 Everything is filtered by the viewer: a cited document the viewer cannot open is counted ("1 source you cannot
-open"), never named; question text is shown only to admins and to the person who asked; who asked, only to
-admins. A non-admin sees only their own feedback and their own gaps.
+open"), never named; wording derived from a document (a follow-up made whole with a name an answer stated) is
+shown only to a viewer who may open it, else as typed (`graph_flows.derived.shown`, the one rule every view
+applies); question text is shown only to admins and to the person who asked; who asked, only to admins. A
+non-admin sees only their own feedback and their own gaps.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ class Viewer:
     admin: bool
     title_of: TitleOf
     labels: frozenset[str] = frozenset()  # how the gap log names this person (email, "slack:<id>")
+
+    def can_open(self, doc_id: str) -> bool:
+        return self.title_of(doc_id) is not None
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,7 @@ def recurring_gaps(
         groups = sorted(mine, key=lambda g: -g.count)[:top]
     return [
         GapReport(
-            label=g.label,
+            label=g.label(viewer.can_open),
             count=g.count,
             askers=g.askers if viewer.admin else None,
             first=g.first,
@@ -221,6 +226,16 @@ def slack_viewer(
         title_of=store_titles(store, asker.principals),
         labels=frozenset({asker.label, f"slack:{user}"}),
     )
+
+
+def trace_reader(
+    store: KnowledgeStore, principals: frozenset[str], question: str
+) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
+    """An admin reading someone else's trace: which names they may not see (`trace_hidden`) and which
+    documents they may open (for the derived wording, `graph_flows.derived.shown`)."""
+    return trace_hidden(
+        store, principals, question
+    ), lambda doc_id: store.document(doc_id, principals) is not None
 
 
 def trace_hidden(store: KnowledgeStore, principals: frozenset[str], question: str) -> Callable[[str], bool]:

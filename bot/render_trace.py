@@ -1,4 +1,7 @@
-"""The investigation's rounds as a private (ephemeral) message for the asker. Pure, like `render.py`."""
+"""The investigation's rounds as a private (ephemeral) message for the asker (or, in a modal, an admin). Pure,
+like `render.py`. Another reader than the asker passes `hidden` (names and queries they may not see are
+counted) and `can_open`: the plan's aspects, worded from documents in a follow-up, go through
+`graph_flows.derived.shown` like every other derived text."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 from bot.mrkdwn import clip, escape, split
 from bot.render import MAX_BLOCKS, MAX_ITEM_CHARS, MAX_MESSAGE_TEXT, MAX_SECTION_TEXT, Message
+from graph_flows.derived import CanOpen, Derived, docs_of, shown
 
 NOT_YOURS = "Only the person who asked can see how this answer was found."
 GONE = "I no longer have the trace for this answer."
@@ -19,6 +23,10 @@ def _never(_: str) -> bool:
     return False
 
 
+def _anything(_: str) -> bool:
+    return True
+
+
 def _names(items: Any, hidden: Hidden = _never) -> str:
     if not isinstance(items, list | tuple):
         return escape(str(items)) if items is not None else "–"
@@ -29,15 +37,23 @@ def _names(items: Any, hidden: Hidden = _never) -> str:
     return ", ".join(shown) or "–"
 
 
-def trace_line(step: dict[str, Any], hidden: Hidden = _never) -> str:
-    """One step; names, titles and queries for which `hidden` holds are counted, never shown."""
+def _aspects(step: dict[str, Any], can_open: CanOpen, question: str) -> list[str]:
+    """The plan's aspects as this reader may read them: worded from documents they cannot open, as typed."""
+    docs = docs_of(step.get("derived_from") or [])
+    aspects = step.get("aspects") if isinstance(step.get("aspects"), list) else [step.get("aspects")]
+    return list(dict.fromkeys(shown(Derived(str(a), docs, question), can_open) for a in aspects or []))
+
+
+def trace_line(
+    step: dict[str, Any], hidden: Hidden = _never, *, can_open: CanOpen = _anything, question: str = ""
+) -> str:
+    """One step; names, titles and queries for which `hidden` holds are counted, never shown; wording derived
+    from a document the reader may not open (`can_open`) reads as the typed `question`."""
     node, round_no = step.get("node"), step.get("round")
     if node == "plan":
         route = f" · route: {escape(str(step['route']))}" if "route" in step else ""
-        return (
-            f"*Plan* · aspects: {_names(step.get('aspects'))} · entities: {_names(step.get('entities'), hidden)}"
-            f"{route}"
-        )
+        aspects = _names(_aspects(step, can_open, question))
+        return f"*Plan* · aspects: {aspects} · entities: {_names(step.get('entities'), hidden)}{route}"
     if node == "retrieve":
         return (
             f"*Round {round_no} · retrieve* ({escape(str(step.get('direction', '')))}) · "
@@ -71,9 +87,13 @@ def _model_usage(usage: Any) -> str:
     return line + "".join(f"\n  ↳ {escape(clip(str(f), 200))}" for f in fallbacks[:3])
 
 
-def render_trace(question: str, trace: list[dict[str, Any]], hidden: Hidden = _never) -> Message:
+def render_trace(
+    question: str, trace: list[dict[str, Any]], hidden: Hidden = _never, *, can_open: CanOpen = _anything
+) -> Message:
     """One message: a header and one line per step, within the block and text limits (later steps cut)."""
-    lines = [clip(trace_line(step, hidden), MAX_ITEM_CHARS) for step in trace]
+    lines = [
+        clip(trace_line(step, hidden, can_open=can_open, question=question), MAX_ITEM_CHARS) for step in trace
+    ]
     blocks: list[dict[str, Any]] = [
         {
             "type": "section",

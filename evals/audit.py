@@ -6,7 +6,9 @@ nothing of that document comes back: not its id, not its title, not its text. Pa
 hybrid search (by title, by aliases, by its own sentences), direct reads (each chunk, the document record),
 alias resolution, graph neighbours and personalised PageRank from its visible neighbours, the full
 investigation (evidence, sources, ranked passages, answer text, trace), a follow-up in a thread where an
-authorised user asked first, the gap log, and themes (evals.theme_audit).
+authorised user asked first, the gap log, themes (evals.theme_audit), and every admin view of the gap log and
+of another person's trace after pronoun follow-ups (evals.admin_view_audit; `admin_views` is the bot's own
+renderers, passed in by the CLI).
 
 The audit never writes to the real gap log: its investigations run on a flow of their own (same store, same
 reasoner, threads in memory) that logs gaps to a private in-memory gap log, which the gap-log probe reads.
@@ -37,6 +39,7 @@ from sqlalchemy.pool import StaticPool
 
 from connectors.knowledge.acl import can_see
 from connectors.knowledge.store import KnowledgeStore, RestrictedDocument
+from evals.admin_view_audit import AdminViews, admin_view_probes
 from evals.theme_audit import theme_probes
 from graph_flows.flow import Investigator, build_flow
 from graph_flows.gaplog import GapLog
@@ -95,6 +98,7 @@ def audit_permissions(
     progress: Callable[[int], None] | None = None,
     status_text: StatusText | None = None,
     link_check: LinkCheck | None = None,
+    admin_views: AdminViews | None = None,
 ) -> AuditReport:
     """Runs every probe for every (user, document the user may not see). `users` maps an asker id (email) to
     the principals Sleuth resolves for them."""
@@ -129,6 +133,14 @@ def audit_permissions(
             for path, leaked in _drift_probes(rt.store, principals, doc, narrowed=frozenset()):
                 if record(path.replace("drift:", "drift-private:"), leaked, user=widest, doc=doc.id):
                     return _finish(report, gaps)
+    if admin_views is not None:
+        settings = rt.investigator.flow_settings
+        found = admin_view_probes(
+            rt.store, rt.reasoner, settings, users, docs, admin_views, lambda doc: _needles(doc, "")
+        )
+        for path, leaked, reader, doc_id in found:
+            if record(path, leaked, user=reader, doc=doc_id):
+                return _finish(report, gaps)
     if link_check is not None:
         for path, leaked, starter, finisher in _link_probes(sorted(users), link_check):
             if record(path, leaked, user=starter, doc=f"link completed by {finisher}"):

@@ -81,6 +81,7 @@ def broad_retrieve(
             read[str(view.id)] = {
                 "id": str(view.id),
                 "label": view.label,
+                "docs": list(view.docs),  # what the label was derived from, as this asker sees it
                 "terms": list(view.terms[:5]),
                 "score": round(score, 4),
                 "entities": [],
@@ -178,7 +179,15 @@ def broad_reflect(state: ThreadState, *, flow_settings: FlowConfig) -> dict:
         for t in read:
             if t["id"] in uncovered:
                 what = f"theme “{t['label']}”: found, but nothing I read answers the question for it"
-                gaps.append({"kind": "missing_source", "what": what, "clues": []})
+                derived = [*(state["plan"].get("derived_from") or []), *t.get("docs", [])]
+                gaps.append(
+                    {
+                        "kind": "missing_source",
+                        "what": what,
+                        "clues": [],
+                        "derived_from": list(dict.fromkeys(derived)),
+                    }
+                )
     labels = {t["id"]: t["label"] for t in read}
     entry = {
         "node": "reflect",
@@ -277,6 +286,8 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
         "evidence_ids": list(numbers),
         "gaps": state["gaps"],
         "answered": answered,
+        "derived_from": list(state["plan"].get("derived_from") or []),
+        "derived_askers": list(state["plan"].get("derived_askers") or []),
     }
     entry = {
         "node": "answer",

@@ -3,11 +3,15 @@
 Each entry keeps what the flow knew when it gave up: the gap's kind and wording (the question's own aspect
 text, never a passage title), what is missing as a normalised subject (names resolved through the store's
 alias table to the document they denote, the rest as stemmed content terms), the closest passages' document
-ids and sources (ids only: titles are looked up per viewer when shown), who asked, the thread and the time.
+ids and sources (ids only: titles are looked up per viewer when shown), who asked, the thread and the time;
+and what the wording was derived from besides the asker's own words (a follow-up made whole with a name an
+answer stated): those documents' ids and the earlier askers, so a viewer reads the wording only if they may open
+every one of them (`graph_flows.derived.shown`), and `forget` takes an earlier asker's words back out.
 
 Reading groups entries by subject (`summary`), so "Where do I park at the Oakland office?" and "Oakland office
 parking?" count as one recurring gap. Admins read every entry; anyone else only their own (`viewer`).
-`export` writes the dated notes (`gaps-YYYY-MM-DD.md`); `forget` removes one person's entries.
+`export` writes the dated notes (`gaps-YYYY-MM-DD.md`); `forget` removes one person's entries, and puts back
+the typed question in others' entries whose wording reused that person's question.
 
 Table `gap_entries` (SQLAlchemy Core, so SQLite and PostgreSQL alike), created on first use.
 """
@@ -23,10 +27,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Column, Engine, Float, String, Text, delete, insert, select
+from sqlalchemy import Column, Engine, Float, String, Text, delete, insert, select, update
 
 from connectors.database import create_tables, owned_table, serial_id
 from connectors.text import normalise
+from graph_flows.derived import CanOpen, Derived, docs_of, shown
 from graph_flows.reading import terms
 
 ENTITY = "@"  # subject tokens that name a document (through the alias table) start with this
@@ -44,6 +49,9 @@ gap_entries = owned_table(
     Column("asker", String(320), nullable=False, index=True),
     Column("thread", String(200), nullable=False, default=""),
     Column("closest", Text, nullable=False, default="[]"),  # JSON [{"doc_id", "source"}], best first
+    # JSON lists: the documents the wording was derived from, and the earlier askers whose words it reuses
+    Column("derived_from", Text, nullable=False, default="[]", server_default="[]"),
+    Column("derived_askers", Text, nullable=False, default="[]", server_default="[]"),
 )
 
 
@@ -66,10 +74,18 @@ class GapEntry:
     asker: str
     thread: str
     closest: tuple[tuple[str, str], ...]  # (doc id, source)
+    derived_from: tuple[str, ...] = ()
+    derived_askers: tuple[str, ...] = ()
 
     @property
     def day(self) -> str:
         return self.at.date().isoformat()
+
+    @property
+    def derived(self) -> Derived:
+        """The wording with what it came from; the typed question is what a viewer who may not open those
+        documents reads instead."""
+        return Derived(self.what, self.derived_from, self.question)
 
 
 @dataclass
@@ -99,12 +115,15 @@ class GapGroup:
         return [k for k, _ in Counter(e.kind for e in self.entries).most_common()]
 
     @property
-    def label(self) -> str:
-        """The wording of the most typical entry (the one closest to all the others)."""
-        best = max(
+    def typical(self) -> GapEntry:
+        """The most typical entry (the one closest to all the others): its wording labels the group."""
+        return max(
             self.entries, key=lambda e: (sum(_overlap(e.subject, o.subject) for o in self.entries), -e.id)
         )
-        return best.what
+
+    def label(self, can_open: CanOpen) -> str:
+        """The typical entry's wording as a viewer who may open `can_open`'s documents reads it."""
+        return shown(self.typical.derived, can_open)
 
     def closest(self, top: int = 3) -> list[tuple[str, str]]:
         """The documents the closest passages came from, most often first."""
@@ -140,7 +159,8 @@ class GapLog:
         thread: str = "",
         when: datetime | None = None,
     ) -> None:
-        """One row per gap: {"kind", "log_what", "subject"?, "closest"?: [{"doc_id", "source"}]}."""
+        """One row per gap: {"kind", "log_what", "subject"?, "closest"?: [{"doc_id", "source"}],
+        "derived_from"?: [doc id], "derived_askers"?: [asker]}."""
         if not gaps:
             return
         at = when.timestamp() if when is not None else self._clock()
@@ -156,6 +176,8 @@ class GapLog:
                 "closest": json.dumps(
                     [{"doc_id": c["doc_id"], "source": c["source"]} for c in g.get("closest") or []]
                 ),
+                "derived_from": json.dumps(list(g.get("derived_from") or [])),
+                "derived_askers": json.dumps(list(g.get("derived_askers") or [])),
             }
             for g in gaps
         ]
@@ -181,12 +203,26 @@ class GapLog:
         return groups[:top]
 
     def forget(self, askers: Iterable[str]) -> int:
-        """Removes every entry of these askers (a user's `/sleuth forget`); returns how many."""
-        wanted = [a for a in askers if a]
+        """Removes every entry of these askers (a user's `/sleuth forget`) and, in other people's entries whose
+        wording reused their question, puts back what that asker typed; returns how many entries were removed."""
+        wanted = {a for a in askers if a}
         if not wanted:
             return 0
         with self._engine.begin() as conn:
-            return conn.execute(delete(gap_entries).where(gap_entries.c.asker.in_(wanted))).rowcount or 0
+            removed = conn.execute(delete(gap_entries).where(gap_entries.c.asker.in_(wanted))).rowcount or 0
+            reused = conn.execute(
+                select(gap_entries.c.id, gap_entries.c.question, gap_entries.c.derived_askers).where(
+                    gap_entries.c.derived_askers != "[]"
+                )
+            ).all()
+            for row in (r for r in reused if set(json.loads(r.derived_askers or "[]")) & wanted):
+                as_typed = {"what": row.question, "subject": json.dumps(gap_subject(row.question, None))}
+                conn.execute(
+                    update(gap_entries)
+                    .where(gap_entries.c.id == row.id)
+                    .values(**as_typed, derived_from="[]", derived_askers="[]")
+                )
+        return removed
 
     def export(
         self,
@@ -196,7 +232,8 @@ class GapLog:
         can_open: Callable[[str], bool] | None = None,
     ) -> list[Path]:
         """Writes one `gaps-YYYY-MM-DD.md` note per day that has entries; returns the files written. With
-        `can_open`, closest documents the reader may not open are counted, not named."""
+        `can_open`, closest documents the reader may not open are counted, not named, and wording derived from
+        one of them reads as typed."""
         by_day: dict[str, list[GapEntry]] = {}
         for entry in self.entries(since=since):
             by_day.setdefault(entry.day, []).append(entry)
@@ -223,15 +260,17 @@ def group_gaps(entries: Iterable[GapEntry]) -> list[GapGroup]:
 
 
 def day_note(day: str, entries: Sequence[GapEntry], can_open: Callable[[str], bool] | None = None) -> str:
-    """The dated note: one line per entry (time, kind, gap, asker, thread, closest documents)."""
+    """The dated note: one line per entry (time, kind, gap, asker, thread, closest documents); with
+    `can_open`, as that reader may read it."""
     lines = [f"# Open gaps {day}", ""]
     for e in entries:
-        shown = [f"{doc} ({source})" for doc, source in e.closest if can_open is None or can_open(doc)]
-        if len(shown) < len(e.closest):
-            shown.append(f"{len(e.closest) - len(shown)} you cannot open")
-        closest = ", ".join(shown) or "none"
+        named = [f"{doc} ({source})" for doc, source in e.closest if can_open is None or can_open(doc)]
+        if len(named) < len(e.closest):
+            named.append(f"{len(e.closest) - len(named)} you cannot open")
+        closest = ", ".join(named) or "none"
+        what = e.what if can_open is None else shown(e.derived, can_open)
         lines.append(
-            f"- {e.at:%H:%M} [{e.kind}] {e.what} (asked by {e.asker or 'unknown'} in {e.thread or '-'}; "
+            f"- {e.at:%H:%M} [{e.kind}] {what} (asked by {e.asker or 'unknown'} in {e.thread or '-'}; "
             f"closest: {closest})"
         )
     return "\n".join(lines) + "\n"
@@ -260,6 +299,8 @@ def _entry(row: Any) -> GapEntry:
         asker=row.asker,
         thread=row.thread or "",
         closest=tuple((c["doc_id"], c["source"]) for c in json.loads(row.closest or "[]")),
+        derived_from=docs_of(json.loads(row.derived_from or "[]")),
+        derived_askers=docs_of(json.loads(row.derived_askers or "[]")),
     )
 
 

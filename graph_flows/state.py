@@ -58,6 +58,7 @@ class Gap(TypedDict):
     kind: Literal["relation", "explanation", "missing_source"]
     what: str
     clues: list[str]  # evidence ids
+    derived_from: NotRequired[list[str]]  # documents its wording came from (a theme's label: its documents)
 
 
 class Plan(TypedDict, total=False):
@@ -73,6 +74,10 @@ class Plan(TypedDict, total=False):
     effective_question: str  # the question as a whole, a follow-up's edit applied
     notes: list[str]
     llm_run: str  # the LLM reasoner's ledger key for this question
+    # the documents and the earlier askers the wording (effective question, aspects) came from besides what
+    # this asker typed (graph_flows.derived): a follow-up made whole with a name an answer stated
+    derived_from: list[str]
+    derived_askers: list[str]
 
 
 class Conflict(TypedDict):
@@ -135,6 +140,8 @@ class TurnRecord(TypedDict):
     answered: bool
     effective_question: NotRequired[str]  # the question as answered (a follow-up made whole)
     subjects: NotRequired[list[Subject]]
+    derived_from: NotRequired[list[str]]  # what the effective question was built from (graph_flows.derived)
+    derived_askers: NotRequired[list[str]]
 
 
 class TurnInput(TypedDict, total=False):

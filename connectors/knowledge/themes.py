@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 REBUILD_SHARE = 0.3  # more new chunks than this share of the corpus: cluster again from scratch
 MIN_CHUNKS = 4  # fewer chunks than this: no themes
 LABEL_TERMS = 3
+UNTITLED = "untitled theme"  # a theme whose visible chunks give no key term
 KEY_TERMS = 8
 TOP_ENTITIES = 8
 SUMMARY_CHUNKS = 6  # chunks nearest the centroid that a model reads to name a theme
@@ -373,7 +374,7 @@ class ThemeIndex:
             views.append(
                 ThemeView(
                     id=theme_id,
-                    label=" · ".join(key_terms[:LABEL_TERMS]) or f"theme {theme_id}",
+                    label=" · ".join(key_terms[:LABEL_TERMS]) or UNTITLED,  # never the store's id
                     terms=key_terms,
                     size=len(rs),
                     docs=tuple(d for d, _ in docs.most_common()),

@@ -129,6 +129,8 @@ def answer(
         "answered": answered,
         "effective_question": plan.get("effective_question") or state["question"],
         "subjects": _subjects(kept, evidence, lexicon, plan),
+        "derived_from": list(plan.get("derived_from") or []),
+        "derived_askers": list(plan.get("derived_askers") or []),
     }
     entry = {
         "node": "answer",
@@ -255,14 +257,23 @@ def _log_gap(
     lexicon: StoreLexicon,
 ) -> dict[str, Any]:
     """A gap as the gap log keeps it: the question's words, its normalised subject, and where the closest
-    passages came from (the gap's clues, else the best-ranked passages): ids and sources, never titles."""
+    passages came from (the gap's clues, else the best-ranked passages): ids and sources, never titles; and
+    the documents (and earlier askers) its wording was derived from, so each viewer reads it as they may."""
     what = _aspect_text(plan, gap)
     sources = {e["doc_id"]: e["source"] for e in evidence.values()}
     docs = [evidence[c]["doc_id"] for c in gap["clues"] if c in evidence] or ranked
     closest = [{"doc_id": d, "source": sources[d]} for d in dict.fromkeys(docs) if d in sources][
         :CLOSEST_DOCS
     ]
-    return {"kind": gap["kind"], "log_what": what, "subject": gap_subject(what, lexicon), "closest": closest}
+    derived = [*(plan.get("derived_from") or []), *(gap.get("derived_from") or [])]
+    return {
+        "kind": gap["kind"],
+        "log_what": what,
+        "subject": gap_subject(what, lexicon),
+        "closest": closest,
+        "derived_from": list(dict.fromkeys(derived)),
+        "derived_askers": list(plan.get("derived_askers") or []),
+    }
 
 
 def _aspect_text(plan: dict[str, Any], gap: dict[str, Any]) -> str:

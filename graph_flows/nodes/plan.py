@@ -9,6 +9,7 @@ from typing import Any
 
 from graph_flows.broad import ThemeReader
 from graph_flows.config import FlowConfig
+from graph_flows.derived import derivation
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import Reasoner
 from graph_flows.router import choose_route
@@ -49,6 +50,14 @@ def plan(
     lexicon = StoreLexicon(knowledge, principals)
     proposal = reasoner.plan(state["question"], history=history, lexicon=lexicon)
     plan_dict: dict[str, Any] = asdict(proposal)
+    previous = next((t for t in history if t["turn"] == proposal.followup_of), None)
+    derived = derivation(
+        state["question"],
+        proposal.effective_question or state["question"],
+        previous,
+        {e["id"]: e["doc_id"] for e in kept},
+    )
+    plan_dict["derived_from"], plan_dict["derived_askers"] = list(derived.docs), list(derived.askers)
     modes = state.get("modes") or ["text", "graph"]
     turn = state.get("turn", 0) + 1
     route, why = choose_route(state["question"], plan_dict, themes_available=themes is not None)
@@ -59,6 +68,8 @@ def plan(
         "turn": turn,
         "reasoner": reasoner.name,
         "aspects": [a["text"] for a in proposal.aspects],
+        "derived_from": list(derived.docs),  # the aspects' wording came from these documents too
+        "derived_askers": list(derived.askers),
         "entities": proposal.entities,
         "answer_type": proposal.answer_type,
         "comparison": proposal.comparison,

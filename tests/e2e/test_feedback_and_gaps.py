@@ -226,7 +226,7 @@ def test_forget_removes_the_users_gap_entries_and_feedback_rows(make_env: EnvFac
     env.slack.slash_command(alice, GENERAL, "/sleuth", "forget")
 
     assert env.slack.ephemeral_messages(alice, GENERAL)[-1]["text"] == replies.forgotten_text(
-        before["alice_gaps"], 1
+        before["alice_gaps"], 1, 1
     )
     assert rows() == {**before, "alice_gaps": 0, "alice_feedback": 0}
 

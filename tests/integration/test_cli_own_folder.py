@@ -151,6 +151,8 @@ def test_themes_lists_what_the_given_person_may_see(cli: Cli) -> None:
     dev = json.loads(cli("themes", "--as", "dev@nimbus.dev", "--json").output)
     assert ben and dev
     assert sum(t["size"] for t in ben) > sum(t["size"] for t in dev)  # ben also sees the finance pages
+    for seen in (ben, dev):  # numbered as each sees them: a theme they cannot see leaves no gap, no store id
+        assert [t["n"] for t in seen] == list(range(1, len(seen) + 1)) and not any("id" in t for t in seen)
     assert "410" not in json.dumps(dev) and "budget" not in " ".join(t["label"] for t in dev).lower()
     shown = cli("themes", "--as", "dev@nimbus.dev")
     assert shown.exit_code == 0 and all(t["label"].split(" · ")[0] in _flat(shown) for t in dev)

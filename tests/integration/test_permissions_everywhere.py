@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+import bot.render_trace
+import graph_flows.gaplog
+from bot.admin_views import AdminViews
 from bot.identity.linking import would_link
 from bot.render import progress_text
 from bot.runtime import Runtime
@@ -44,7 +47,13 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
 def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
     users = {email: runtime.principals_for_email(email) for email in runtime.known_people()}
     assert len(users) >= 8
-    report = audit_permissions(runtime, users, status_text=progress_text, link_check=would_link)
+    report = audit_permissions(
+        runtime,
+        users,
+        status_text=progress_text,
+        link_check=would_link,
+        admin_views=AdminViews(runtime.store),
+    )
     with capsys.disabled():
         print(
             f"\npermission audit: probes: {report.probes}  leaks: {len(report.leaks)}  paths: {len(report.by_path)}"
@@ -55,6 +64,7 @@ def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixtur
     )
     assert {"status", "drift:search:dense", "drift-private:document", "link:forwarded"} <= set(report.by_path)
     assert {"themes:list", "themes:match", "themes:entities", "themes:flow"} <= set(report.by_path)
+    assert set(ADMIN_VIEWS) <= set(report.by_path) and sum(report.by_path[p] for p in ADMIN_VIEWS) >= 2000
     assert report.leaks == []
     assert report.gap_entries > 0  # the gap-log probe read a log the audit's questions filled...
     assert runtime.gap_log.entries() == []  # ...its own: the real gap log never sees audit questions
@@ -70,6 +80,26 @@ def test_the_new_probes_catch_what_they_probe_for(runtime: Runtime) -> None:
     report = audit_permissions(runtime, users, status_text=old_status, link_check=lambda a, b, v: True)
     leaked = {leak["path"] for leak in report.leaks}
     assert {"status", "link:forwarded", "link:unverified"} <= leaked
+
+
+ADMIN_VIEWS = [f"admin:{view}" for view in
+               ("cli-gaps", "cli-gaps-json", "gaps-export", "app-home", "slash-gaps", "digest", "trace")]  # fmt: skip
+
+
+def test_the_admin_view_probes_catch_derived_wording_shown_unfiltered(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fed the old behaviour (a gap label and a trace's aspects shown as worded, whoever reads them), the audit
+    reports leaks in every admin view: pronoun follow-ups made whole with a finance ticket's key reach Carol."""
+    users = {e: runtime.principals_for_email(e) for e in ("bob@acme.io", "carol@acme.io")}
+    unfiltered = lambda derived, can_open: derived.text  # noqa: E731
+    monkeypatch.setattr(graph_flows.gaplog, "shown", unfiltered)
+    monkeypatch.setattr(bot.render_trace, "shown", unfiltered)
+    report = audit_permissions(runtime, users, admin_views=AdminViews(runtime.store))
+    leaked = {leak["path"] for leak in report.leaks}
+    assert set(ADMIN_VIEWS) <= leaked
+    assert {leak["user"] for leak in report.leaks if leak["path"] in ADMIN_VIEWS} == {"carol@acme.io"}
+    assert {leak["path"] for leak in report.leaks} <= set(ADMIN_VIEWS)  # nothing else changed
 
 
 def test_not_yours_reads_as_if_it_did_not_exist(

@@ -13,7 +13,7 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.deps import BotDeps
-from bot.insights import trace_hidden
+from bot.insights import trace_reader
 from bot.render_insights import ADMIN_TRACE_ACTION
 from bot.render_trace import NOT_YOURS, render_trace
 
@@ -26,12 +26,13 @@ def handle_admin_trace(ack: Ack, body: dict[str, Any], client: WebClient, *, dep
     if job is None or job.result is None or not (admin or job.user == user) or deps.askers is None:
         client.views_open(trigger_id=body["trigger_id"], view=_modal([_text(NOT_YOURS)]))
         return
-    question = job.result.get("question", "")
-    hidden = None
-    if job.user != user:
+    question, trace = job.result.get("question", ""), job.result.get("trace") or []
+    if job.user == user:
+        message = render_trace(question, trace)
+    else:
         principals = deps.askers.resolve(job.team, user, notes=False).principals
-        hidden = trace_hidden(deps.runtime.store, principals, question)
-    message = render_trace(question, job.result.get("trace") or [], *([hidden] if hidden else []))
+        hidden, can_open = trace_reader(deps.runtime.store, principals, question)
+        message = render_trace(question, trace, hidden, can_open=can_open)
     client.views_open(trigger_id=body["trigger_id"], view=_modal(message["blocks"]))
 
 

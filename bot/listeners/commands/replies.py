@@ -14,7 +14,7 @@ HELP = (
     "• mention me in a channel, reply in my threads, or DM me\n"
     "• `/sleuth sources`: what I read, and when it was last synced\n"
     "• `/sleuth gaps`: questions I could not answer, grouped by what was missing (admins: everyone's)\n"
-    "• `/sleuth forget`: I forget your questions in the gap log and your feedback clicks\n"
+    "• `/sleuth forget`: I forget your questions (in the gap log, feedback and digests) and your feedback clicks\n"
     "• `/sleuth link [source]`: connect your account on a source, so I search it as you\n"
     "• `/sleuth help`: this message"
 )
@@ -37,9 +37,10 @@ def sources_text(entries: list[tuple[str, str]], status: dict[str, dict[str, Any
     return "\n".join(lines)
 
 
-def forgotten_text(gap_entries: int, feedback_rows: int) -> str:
+def forgotten_text(gap_entries: int, feedback_rows: int, questions: int = 0) -> str:
+    asked = f", the text of {questions} question{'' if questions == 1 else 's'}" if questions else ""
     return (
-        f"Done: I removed {gap_entries} gap-log entr{'y' if gap_entries == 1 else 'ies'} and "
+        f"Done: I removed {gap_entries} gap-log entr{'y' if gap_entries == 1 else 'ies'}{asked} and "
         f"{feedback_rows} feedback click{'' if feedback_rows == 1 else 's'} of yours."
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from slack_bolt import Ack, App
 from bot.answering import MAX_QUESTION_CHARS, NO_IDENTITY, TOO_LONG
 from bot.askers import UnknownAsker
 from bot.deps import BotDeps
+from bot.forgetting import forget_person
 from bot.identity import LinkFailed, UnknownSource
 from bot.insights import recurring_gaps, slack_viewer
 from bot.jobs import COMMAND, NewJob
@@ -81,7 +83,7 @@ def _gaps(deps: BotDeps, command: dict[str, Any]) -> str:
 
 
 def _forget(deps: BotDeps, command: dict[str, Any]) -> str:
-    """`/sleuth forget`: removes the user's gap-log entries and feedback rows."""
+    """`/sleuth forget`: the user's words leave every view (`bot.forgetting`)."""
     if deps.askers is None:
         return replies.HELP
     user = command["user_id"]
@@ -89,10 +91,13 @@ def _forget(deps: BotDeps, command: dict[str, Any]) -> str:
         asker = deps.askers.resolve(command["team_id"], user, notes=False)
     except UnknownAsker:
         return NO_IDENTITY
-    gaps = deps.runtime.gap_log.forget({asker.label, f"slack:{user}"})
-    clicks = deps.feedback.forget(user)
-    log.info("user data forgotten", extra={"gap_entries": gaps, "feedback_rows": clicks})
-    return replies.forgotten_text(gaps, clicks)
+    rt = deps.runtime
+    done = forget_person(
+        rt.engine, rt.gap_log, deps.feedback, team=command["team_id"], user=user,
+        labels={asker.label, f"slack:{user}"},
+    )  # fmt: skip
+    log.info("user data forgotten", extra=asdict(done))
+    return replies.forgotten_text(done.gap_entries, done.feedback_rows, done.questions)
 
 
 def _policy(deps: BotDeps, command: dict[str, Any], wanted: str) -> str:

@@ -13,7 +13,7 @@ from slack_sdk.web import SlackResponse
 
 from bot.digest import AdminDigest, due_period
 from bot.feedback import Feedback, FeedbackLog
-from bot.insights import GapReport, Viewer, cited
+from bot.insights import GapReport, Viewer, cited, recurring_gaps
 from bot.jobs import JobQueue
 from bot.mrkdwn import plain
 from bot.render_insights import cited_text, gap_line
@@ -145,6 +145,35 @@ def test_an_admin_reading_a_trace_sees_hidden_names_counted_not_named() -> None:
     shown = str(render_trace("km-40 price?", trace, lambda name: name == "Supplier Contract Terms"))
     assert "Supplier Contract Terms" not in shown
     assert "Oakland Office Guide, 1 you cannot open" in shown and "km-40 price" in shown
+
+
+def test_an_admin_reading_a_follow_ups_trace_sees_its_aspects_as_typed_unless_they_may_open_the_source() -> (
+    None
+):
+    question = "who is the board sponsor of it?"
+    trace = [{"node": "plan", "aspects": ["who is the board sponsor of FIN-9"], "entities": ["FIN-9"],
+              "derived_from": ["acme:FIN-9"], "route": "pointed"}]  # fmt: skip
+    outsider = str(render_trace(question, trace, lambda name: name == "FIN-9", can_open=lambda doc: False))
+    assert "FIN-9" not in outsider and f"aspects: {question}" in outsider
+    finance = str(render_trace(question, trace, can_open=lambda doc: doc == "acme:FIN-9"))
+    assert "aspects: who is the board sponsor of FIN-9" in finance
+
+
+def test_a_gap_label_worded_from_a_document_reads_as_typed_for_a_viewer_who_cannot_open_it(
+    tmp_path: Path,
+) -> None:
+    log = GapLog(make_engine(f"sqlite:///{tmp_path / 'sleuth.db'}"))
+    gap = {
+        "kind": "relation",
+        "log_what": "who is the board sponsor of FIN-9",
+        "derived_from": ["acme:FIN-9"],
+    }
+    log.append("who is the board sponsor of it?", [gap], asker="bob@acme.io", when=TUESDAY)
+    admin = Viewer(user="U0DANA", admin=True, title_of=_titles)
+    [report] = recurring_gaps(log, admin, since=None)
+    assert report.label == "who is the board sponsor of it?"
+    finance = Viewer(user="U0BOB", admin=True, title_of=lambda doc: "FIN-9: Late delivery credit")
+    assert recurring_gaps(log, finance, since=None)[0].label == "who is the board sponsor of FIN-9"
 
 
 def test_mrkdwn_reads_plainly_in_a_terminal() -> None:

@@ -124,6 +124,24 @@ def test_theme_views_come_only_from_visible_chunks(
         assert all(t in visible_text for t in view.terms)  # every key term comes from a chunk they may read
 
 
+def test_a_theme_whose_chunks_are_all_hidden_is_absent_not_an_id(
+    make_store: Callable[..., KnowledgeStore], acme_copy: Path
+) -> None:
+    store = make_store()
+    sync_source(store, folder(acme_copy))
+    hidden = [h.chunk_id for h in store.chunks_of(PENTEST, SECURITY)]
+    with store.engine.begin() as conn:  # the pentest report's chunks become a theme of their own
+        theme = next(iter(_centroids(store).values()))
+        new = conn.execute(themes.insert().values(centroid=theme, dirty=False, summary="", summary_sources="[]",
+                                                  summary_hash="")).inserted_primary_key[0]  # fmt: skip
+        conn.execute(update(theme_members).where(theme_members.c.chunk_id.in_(hidden)).values(theme_id=new))
+    store.themes._cache.clear()
+    assert [v.id for v in store.themes.views(SECURITY) if set(v.chunk_ids) == set(hidden)] == [new]
+    public = store.themes.views(PUBLIC)
+    assert new not in {v.id for v in public} and public  # absent for who may read none of it...
+    assert not any("theme " in v.label for v in public)  # ...and no label names a store id
+
+
 def test_summary_is_shown_only_while_all_its_sources_are_visible_and_unchanged(
     make_store: Callable[..., KnowledgeStore], acme_copy: Path
 ) -> None:

@@ -86,3 +86,26 @@ def test_a_question_made_whole_from_a_hidden_passage_reaches_others_as_typed() -
     state = _state(["user:fin@x.io", "group:finance"])
     plan(state, knowledge=Knowledge(), reasoner=finance, flow_settings=FlowConfig())
     assert finance.history[0]["effective_question"] == "which vendor does Corvo Leather use for saddles?"
+
+
+class Rewriter(Recorder):
+    """Makes "where are they based?" whole with the first name the previous answer stated, as the offline
+    reasoner's follow-up rewrite does."""
+
+    def plan(self, question: str, *, history: Any, lexicon: Any) -> PlanProposal:
+        self.history = list(history)
+        previous = self.history[-1]
+        name = previous["subjects"][0]["name"] if previous["subjects"] else "the vendor"
+        whole = f"where is {name} based"
+        aspects = [{"id": "a1", "text": whole, "terms": [], "entities": []}]
+        return PlanProposal(aspects=aspects, entities=[], answer_type="place", comparison=False,
+                            direction="text", followup_of=previous["turn"], effective_question=whole)  # fmt: skip
+
+
+def test_a_follow_up_made_whole_with_a_stated_name_carries_that_passages_document() -> None:
+    state = _state(["user:fin@x.io", "group:finance"])
+    out = plan(state, knowledge=Knowledge(), reasoner=Rewriter(), flow_settings=FlowConfig())
+    assert out["plan"]["aspects"][0]["text"] == "where is Corvo Leather based"
+    assert (out["plan"]["derived_from"], out["plan"]["derived_askers"]) == (["d2"], ["fin@x.io"])
+    [step] = out["trace"]
+    assert step["derived_from"] == ["d2"]  # the trace's aspects carry it too (the admin "Show trace" modal)
