@@ -68,6 +68,14 @@ class GitHubConnector(OwnsClient):
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(*self._client.user_as(access_token), self.name)
 
+    def can_open(self, doc_id: str, access_token: str, *, timeout_s: float) -> bool:
+        """The live check (`connectors.base.LiveAccess`): the issue or pull request (GitHub serves both as
+        issues) asked for with the user's own token; GitHub answers 404 for a repository they cannot read."""
+        repo, _, number = doc_id.removeprefix(f"{self.name}:").rpartition("#")
+        if not repo or "/" not in repo or not number.isdigit():
+            raise ValueError("not an issue of this source")
+        return bool(self._client.issue_opens_as(access_token, repo, int(number), timeout_s=timeout_s))
+
     def _acl(self, repo: str) -> frozenset[str]:
         raw = self._client.repo(repo)
         if raw.get("private") is False and raw.get("visibility", "public") == "public":
