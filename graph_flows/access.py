@@ -104,14 +104,14 @@ def _noted(out: dict[str, Any], verdicts: Mapping[str, str], compositions: int) 
     unconfirmed = sum(v == UNCONFIRMED for v in verdicts.values())
     if unconfirmed:
         answer["unconfirmed"] = unconfirmed
-    refused = {d for d, v in verdicts.items() if v not in SHOWABLE}
+    confirmed = {d for d, v in verdicts.items() if v in SHOWABLE}
     summary = {
         "checked": len(verdicts),
         "gone": gone,
         "unconfirmed": unconfirmed,
         "compositions": compositions,
     }
-    trace = [_scrubbed(step, refused) for step in out.get("trace", [])]
+    trace = [_scrubbed(step, confirmed) for step in out.get("trace", [])]
     if trace and trace[-1].get("node") == "answer":
         trace[-1] = {**trace[-1], "access": summary}
     log.info("access checked", extra=summary)
@@ -136,10 +136,11 @@ def without_docs(state: ThreadState, keep: Callable[[str], bool]) -> ThreadState
     return {**state, "evidence": evidence, "established": established, "gaps": gaps}  # type: ignore[typeddict-item]
 
 
-def _scrubbed(step: Mapping[str, Any], refused: set[str]) -> dict[str, Any]:
-    """A trace step without the titles of documents the asker was refused (the asker's own trace is shown)."""
+def _scrubbed(step: Mapping[str, Any], confirmed: set[str]) -> dict[str, Any]:
+    """A trace step naming only documents the check confirmed (the asker's own trace is shown to them; a
+    document read but not shown was never asked about, so it is not named either)."""
     ids, titles = step.get("reading_ids"), step.get("reading")
-    if not refused or not isinstance(ids, list) or not isinstance(titles, list):
+    if not isinstance(ids, list) or not isinstance(titles, list):
         return dict(step)
-    pairs = [(i, t) for i, t in zip(ids, titles, strict=False) if i not in refused]
+    pairs = [(i, t) for i, t in zip(ids, titles, strict=False) if i in confirmed]
     return {**step, "reading_ids": [i for i, _ in pairs], "reading": [t for _, t in pairs]}
