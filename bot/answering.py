@@ -43,6 +43,7 @@ from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answe
 from bot.slack_retry import SLACK_FAILURES, error_code, is_transient, retry_after
 from bot.status import StatusBoard
 from bot.streaming import AnswerStream, StreamUnavailable
+from graph_flows.access import AccessCheck
 
 log = logging.getLogger(__name__)
 
@@ -91,11 +92,14 @@ class Answerer:
         *,
         give_up_s: float = GIVE_UP_S,
         stream: bool = False,
+        access_for: Callable[[str, str], AccessCheck | None] | None = None,
     ) -> None:
+        """`access_for(team, user)`: the live check of what an answer shows, as that user (or None)."""
         self._client, self._jobs, self._investigator, self._askers = client, jobs, investigator, askers
         self._audience, self._give_up_s = audience, give_up_s
         self._status = status or StatusBoard(client)
         self._stream = AnswerStream(client) if stream else None
+        self._access_for = access_for
 
     def run(self, job: Job, worker: str) -> None:
         context = {
@@ -235,9 +239,15 @@ class Answerer:
         from graph_flows.reasoners.llm_client import HEARTBEAT
 
         token = HEARTBEAT.set(lambda: self._jobs.renew(job.id, worker))  # long model calls keep the lease
+        access = self._access_for(job.team, job.user) if self._access_for is not None else None
         try:
             out = self._investigator.ask(
-                job.thread_id, job.text, asker=asker.label, principals=principals, progress=progress
+                job.thread_id,
+                job.text,
+                asker=asker.label,
+                principals=principals,
+                progress=progress,
+                access=access,
             )
         finally:
             HEARTBEAT.reset(token)

@@ -151,10 +151,21 @@ def render_answer(answer: dict[str, Any], *, trace_id: str, note: str | None = N
         title, *sides = conflict_lines(conflict)
         body += _list_blocks(title, sides)
     body += _list_blocks("*Sources*", source_lines(answer.get("sources", [])))
+    unconfirmed = unconfirmed_note(answer)
+    body += [_context(f"_{unconfirmed}_")] if unconfirmed else []
     body += _list_blocks("*Open gaps*", gap_lines(answer.get("gaps", [])))
     tail = [_context(footer_text(answer)), *_actions(trace_id)]
     fallback = clip(answer.get("text") or "Sleuth's answer", MAX_FALLBACK_TEXT)
     return pack(head + body, tail, fallback)
+
+
+def unconfirmed_note(answer: dict[str, Any]) -> str | None:
+    """Sources the live access check could not confirm for the asker (`graph_flows.access`): left out, and
+    said so, rather than trusted."""
+    n = int(answer.get("unconfirmed") or 0)
+    if n <= 0:
+        return None
+    return f"Couldn't confirm access to {n} source{'' if n == 1 else 's'}: not shown."
 
 
 def streamed_answer(

@@ -16,7 +16,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -51,6 +51,7 @@ from bot.supervisor import exit_with_parent, supervise, worker_command
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
 from connectors.leases import Leases
+from connectors.live_access import LiveCheck
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +162,7 @@ class SlackBot:
             self.audience,
             status=self.status,
             stream=settings.slack_stream_answers,
+            access_for=_live_access(rt, linker),
         )
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers if pool_size is None else pool_size)
         secret = settings.slack_signing_secret
@@ -189,6 +191,32 @@ def _principals_for(rt: Runtime) -> Any:
         return set(rt.connector(source).principals(identity))
 
     return principals_for
+
+
+def _live_access(rt: Runtime, linker: AccountLinker | None) -> Callable[[str, str], LiveCheck | None]:
+    """The live access check for one Slack user: their linked tokens (read only when an answer shows a
+    document of a source that can be asked), the configured connectors."""
+    config = rt.settings.live_check
+
+    def connector_of(source: str) -> object | None:
+        try:
+            return rt.connector(source)
+        except KeyError:
+            return None
+
+    def access_for(team: str, user: str) -> LiveCheck | None:
+        if not config.enabled:
+            return None
+
+        def tokens() -> dict[str, str]:
+            if linker is None:
+                return {}
+            identities, _ = linker.identities(team, user)
+            return {i.source: i.access_token for i in identities if i.access_token}
+
+        return LiveCheck(connector_of, tokens, config)
+
+    return access_for
 
 
 def _scheduler(rt: Runtime, bot: SlackBot) -> SyncScheduler:

@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.identity.linking import OAuthSourceConfig
 from bot.status import STATUS_INTERVAL_S
 from connectors.database import sqlite_url
+from connectors.live_access import LiveCheckConfig
 from graph_flows.config import FlowConfig, LLMLimits
 
 DEFAULT_EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "acme"
@@ -54,6 +55,8 @@ class Settings(BaseSettings):
     default_asker: str | None = None  # `sleuth ask/chat/whoami` without --as ask as this email
     permission_sync_interval_s: int = 600  # re-read sources' ACLs this often (content: per source, 1 h)
     flow: FlowConfig = FlowConfig()
+    # before posting, each shown document is asked of its source with the asker's own linked token
+    live_check: LiveCheckConfig = LiveCheckConfig()  # SLEUTH_LIVE_CHECK__DEADLINE_S=2
 
     # Slack
     slack_bot_token: SecretStr | None = None

@@ -219,6 +219,18 @@ class PermissionLister(Protocol):
     def acls(self) -> Iterator[CurrentAcl | Failure]: ...
 
 
+@runtime_checkable
+class LiveAccess(Protocol):
+    """Optional: a connector that can ask its source, with a linked user's own token, whether that user may
+    open one document now (the live check before an answer is posted, `connectors.live_access`). Returns
+    False when the source refuses or does not find it; raises `ConnectorError` (or `ValueError` for an id
+    that is not its own) when it cannot tell."""
+
+    name: str
+
+    def can_open(self, doc_id: str, access_token: str, *, timeout_s: float) -> bool: ...
+
+
 class ConnectorError(Exception):
     """Raised by a connector when a whole run cannot go on (auth, 403, retry budget spent).
 

@@ -6,9 +6,10 @@ nothing of that document comes back: not its id, not its title, not its text. Pa
 hybrid search (by title, by aliases, by its own sentences), direct reads (each chunk, the document record),
 alias resolution, graph neighbours and personalised PageRank from its visible neighbours, the full
 investigation (evidence, sources, ranked passages, answer text, trace), a follow-up in a thread where an
-authorised user asked first, the gap log, themes (evals.theme_audit), and every admin view of the gap log and
+authorised user asked first, the gap log, themes (evals.theme_audit), every admin view of the gap log and
 of another person's trace after pronoun follow-ups (evals.admin_view_audit; `admin_views` is the bot's own
-renderers, passed in by the CLI).
+renderers, passed in by the CLI), and the live access check on documents the user may open but the source now
+refuses (evals.live_check_audit).
 
 The audit never writes to the real gap log: its investigations run on a flow of their own (same store, same
 reasoner, threads in memory) that logs gaps to a private in-memory gap log, which the gap-log probe reads.
@@ -40,6 +41,7 @@ from sqlalchemy.pool import StaticPool
 from connectors.knowledge.acl import can_see
 from connectors.knowledge.store import KnowledgeStore, RestrictedDocument
 from evals.admin_view_audit import AdminViews, admin_view_probes
+from evals.live_check_audit import live_check_probes
 from evals.theme_audit import theme_probes
 from graph_flows.flow import Investigator, build_flow
 from graph_flows.gaplog import GapLog
@@ -127,6 +129,9 @@ def audit_permissions(
             for path, leaked in _drift_probes(rt.store, principals, doc):
                 if record(path, leaked, user=user, doc=doc.id):
                     return _finish(report, gaps)
+    for path, leaked, user, doc_id in live_check_probes(flow, rt.store, users, docs):
+        if record(path, leaked, user=user, doc=doc_id):
+            return _finish(report, gaps)
     if users:  # a public document made private at the source: the widest principal set must lose it too
         widest, principals = max(sorted(users.items()), key=lambda item: len(item[1]))
         for doc in _public_docs(rt.store):

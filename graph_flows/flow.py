@@ -24,6 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
+from graph_flows.access import AccessCheck, confirmed, live_access
 from graph_flows.broad import (
     ThemeReader,
     broad_answer,
@@ -78,7 +79,9 @@ def build_flow(
             partial(broad_retrieve, knowledge=knowledge, themes=themes, flow_settings=flow_settings),
         )
         graph.add_node("broad_reflect", partial(broad_reflect, flow_settings=flow_settings))
-        graph.add_node("broad_answer", partial(broad_answer, knowledge=knowledge, reasoner=reasoner))
+        graph.add_node(
+            "broad_answer", confirmed(partial(broad_answer, knowledge=knowledge, reasoner=reasoner))
+        )
     graph.add_edge(START, "plan")
     if themes is None:
         graph.add_edge("plan", "retrieve")
@@ -160,6 +163,21 @@ class Investigator:
         max_rounds: int | None = None,
         modes: list[str] | None = None,
         progress: Progress | None = None,
+        access: AccessCheck | None = None,
+    ) -> TurnOutput:
+        """`access`: the live check of what the answer shows, as this asker (`graph_flows.access`)."""
+        with live_access(access):
+            return self._ask(thread, question, asker, principals, max_rounds, modes, progress)
+
+    def _ask(
+        self,
+        thread: str,
+        question: str,
+        asker: str,
+        principals: frozenset[str],
+        max_rounds: int | None,
+        modes: list[str] | None,
+        progress: Progress | None,
     ) -> TurnOutput:
         payload: TurnInput = {
             "thread_id": thread,

@@ -394,10 +394,29 @@ class SourceClient:
     def close(self) -> None:
         self._rest.close()
 
-    def _as_user(self, access_token: str) -> RestClient:
+    def _as_user(
+        self, access_token: str, *, timeout: float | None = None, retry: RetryPolicy | None = None
+    ) -> RestClient:
         """A short-lived client that asks with a linked user's own token (the caller closes it)."""
-        settings = HttpSettings(self._user_api_url, self._timeout, self.headers)
-        return RestClient(bearer_session(settings, SecretStr(access_token)), source=self.label)
+        settings = HttpSettings(self._user_api_url, timeout or self._timeout, self.headers)
+        return RestClient(bearer_session(settings, SecretStr(access_token)), source=self.label, retry=retry)
+
+    def opens_as(self, access_token: str, url: str, *, timeout_s: float) -> bool:
+        """Whether the linked user may open the item at `url` now, asked once with their own token under
+        `timeout_s`: True on 2xx, False when the source refuses or does not find it (403, 404, 410). Raises
+        `ConnectorError` when it cannot tell (401, 429, 5xx, a timeout)."""
+        rest = self._as_user(access_token, timeout=timeout_s, retry=RetryPolicy(attempts=1))
+        try:
+            rest.request("GET", url)
+            return True
+        except Forbidden:
+            return False
+        except RequestRejected as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        finally:
+            rest.close()
 
 
 class OwnsClient:

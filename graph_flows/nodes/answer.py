@@ -10,9 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from connectors.text import TICKET_KEY, normalise
+from graph_flows.access import confirm_shown
 from graph_flows.checks import confidence, find_conflicts, verify_citations
 from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog, gap_subject
@@ -27,6 +29,24 @@ NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
 def answer(
     state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner, gap_log: GapLog | None
 ) -> dict:
+    """Composes and checks the answer, again without any shown document the asker may no longer open
+    (`graph_flows.access`), then logs its gaps once, from the evidence it was composed from."""
+    out, used = confirm_shown(state, partial(compose_answer, knowledge=knowledge, reasoner=reasoner))
+    result = out["answer"]
+    if gap_log is not None and result["gaps"]:
+        lexicon = StoreLexicon(knowledge, frozenset(state["principals"]))
+        evidence = {e["id"]: e for e in used["evidence"]}
+        gap_log.append(
+            state["question"],
+            [_log_gap(used["plan"], g, evidence, result["ranked_docs"], lexicon) for g in result["gaps"]],
+            asker=state["asker"],
+            thread=state["thread_id"],
+        )
+    return out
+
+
+def compose_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner) -> dict:
+    """The answer record, the turn's record and the trace entry, from the state's evidence (no side effect)."""
     started = time.perf_counter()
     principals = frozenset(state["principals"])
     lexicon = StoreLexicon(knowledge, principals)
@@ -113,13 +133,6 @@ def answer(
     }
     if composition.verdict is not None:
         result["calibration"] = composition.verdict
-    if gap_log is not None and gaps:
-        gap_log.append(
-            state["question"],
-            [_log_gap(plan, g, evidence, ranked, lexicon) for g in gaps],
-            asker=state["asker"],
-            thread=state["thread_id"],
-        )
     record = {
         "turn": state["turn"],
         "question": state["question"],

@@ -110,6 +110,11 @@ class FakeConfluence:
         if path == "/wiki/api/v2/spaces":
             keys = set(query.get("keys", [""])[0].split(","))
             return 200, {"results": [s for s in self.spaces.values() if s["key"] in keys], "_links": {}}, {}
+        m = re.fullmatch(r"/wiki/api/v2/pages/(\d+)", path)
+        if m:
+            if m.group(1) not in self.pages or not self.may_view(user, m.group(1)):
+                return 404, {"message": "Page not found"}, {}
+            return 200, {k: v for k, v in self.pages[m.group(1)].items() if k != "body"}, {}
         m = re.fullmatch(r"/wiki/api/v2/(pages|spaces)/(\d+)/(labels|ancestors|permissions)", path)
         if m:
             return self._sub(m.group(2), m.group(3))
@@ -138,6 +143,38 @@ class FakeConfluence:
         if path == "/wiki/rest/api/user/memberof":
             return 200, {"results": user[1], "start": 0, "limit": 200, "size": len(user[1])}, {}
         return 404, {"message": "Not found"}, {}
+
+    def may_view(self, user: tuple[dict[str, Any], list[dict[str, Any]]], page_id: str) -> bool:
+        """Confluence's view rule for a user: read permission on the space, and a place on every read
+        restriction of the page and its ancestors (by account, or a group by id or name). The bot reads all."""
+        me, groups = user
+        account = me.get("accountId")
+        if account == "bot":
+            return True
+        group_ids = {g.get("id") for g in groups} | {g.get("name") for g in groups}
+        page = self.pages[page_id]
+        space = [
+            a["principal"]
+            for a in self.space_permissions.get(page["spaceId"], [])
+            if a["operation"] == {"key": "read", "targetType": "space"}
+        ]
+        if not any(p.get("id") in ({account} if p.get("type") == "user" else group_ids) for p in space):
+            return False
+        chain, parent = [page_id], page.get("parentId")
+        while parent:
+            chain.append(parent)
+            parent = self.pages[parent].get("parentId") if parent in self.pages else None
+        for ident in chain:
+            found = self.restrictions.get(ident) or {}
+            if not (found.get("user") or found.get("group")):
+                continue
+            users = {u.get("accountId") for u in found.get("user", [])}
+            named = {g.get("id") for g in found.get("group", [])} | {
+                g.get("name") for g in found.get("group", [])
+            }
+            if account not in users and not (named - {None}) & group_ids:
+                return False
+        return True
 
     def _auth(self, header: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         if header == "Basic " + base64.b64encode(f"{EMAIL}:{TOKEN}".encode()).decode():

@@ -127,6 +127,13 @@ class FakeGitHub:
             return self._list(path, query, repo.collaborators if rest == "/collaborators" else repo.teams)
         if rest == "/issues":
             return self._list(path, query, self._issues(repo, query))
+        one = re.fullmatch(r"/issues/(\d+)", rest)
+        if one:
+            readers = {c.get("login") for c in repo.collaborators}
+            hidden = repo.meta.get("private") and user is not None and user[0].get("login") not in readers
+            if int(one.group(1)) not in repo.issues or hidden:
+                return 404, {"message": "Not Found"}, {}
+            return 200, repo.issues[int(one.group(1))], {}
         n = re.fullmatch(r"/(issues|pulls)/(\d+)/(comments|commits)", rest)
         if n and int(n.group(2)) in repo.issues:
             source = repo.comments if n.group(3) == "comments" else repo.commits

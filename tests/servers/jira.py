@@ -56,6 +56,7 @@ class FakeJira:
     level_members: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # scheme id -> members
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # bearer token -> User (with groups)
     group_members: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # group name -> users
+    browsers: dict[str, set[str]] = field(default_factory=dict)  # key -> who may browse it (unset: anyone)
     members_page: int = 2  # GET /group/member answers this many per page (the client must follow isLast)
     inline_comments: int = 2  # comments embedded in search results before the client must page
     requests: list[tuple[str, str, dict[str, list[str]]]] = field(default_factory=list)
@@ -131,6 +132,17 @@ class FakeJira:
             return 200, self._search(query), {}
         if path == "/rest/api/3/group/member":
             return self._group_members(query)
+        m = re.fullmatch(r"/rest/api/3/issue/([^/]+)", path)
+        if m:
+            key = m.group(1)
+            allowed = self.browsers.get(key)
+            if key not in self.issues or (allowed is not None and user.get("accountId") not in allowed):
+                return (
+                    404,
+                    {"errorMessages": ["Issue does not exist or you do not have permission to see it."]},
+                    {},
+                )
+            return 200, {"key": key, "fields": {"summary": self.issues[key]["fields"]["summary"]}}, {}
         m = re.fullmatch(r"/rest/api/3/issue/([^/]+)/(comment|remotelink)", path)
         if m:
             if m.group(1) not in self.issues:

@@ -120,6 +120,10 @@ class ConfluenceClient(SourceClient):
     def group(self, group_id: str) -> Any:
         return self._rest.get_json(f"{V1}/group/by-id", {"id": group_id})
 
+    def page_opens_as(self, access_token: str, page_id: str, *, timeout_s: float) -> bool:
+        """Whether the token's user may view the page now (Confluence answers 404 when they may not)."""
+        return self.opens_as(access_token, f"{V2}/pages/{page_id}", timeout_s=timeout_s)
+
     def user_as(self, access_token: str) -> tuple[Any, list[Any]]:
         """The linked user (`/user/current`) and their groups (`/user/memberof`), asked with their token."""
         rest = self._as_user(access_token)

@@ -93,6 +93,13 @@ class ConfluenceConnector(OwnsClient):
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(*self._client.user_as(access_token), self.name)
 
+    def can_open(self, doc_id: str, access_token: str, *, timeout_s: float) -> bool:
+        """The live check (`connectors.base.LiveAccess`): the page asked for with the user's own token."""
+        page = doc_id.removeprefix(f"{self.name}:page-")
+        if not page.isdigit():
+            raise ValueError("not a page of this source")
+        return bool(self._client.page_opens_as(access_token, page, timeout_s=timeout_s))
+
     def _space_map(self) -> dict[str, Space]:
         if self._spaces is None:
             spaces = [Space.model_validate(s) for s in self._client.spaces(self._config.spaces)]

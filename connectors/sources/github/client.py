@@ -69,6 +69,10 @@ class GitHubClient(SourceClient):
     def teams(self, repo: str) -> list[Any]:
         return self._all(f"/repos/{repo}/teams", {"per_page": 100})
 
+    def issue_opens_as(self, access_token: str, repo: str, number: int, *, timeout_s: float) -> bool:
+        """Whether the token's user may read the issue or pull request now (404 for a hidden repository)."""
+        return self.opens_as(access_token, f"/repos/{repo}/issues/{number}", timeout_s=timeout_s)
+
     def user_as(self, access_token: str) -> tuple[Any, list[Any], list[Any]]:
         """The linked user, their teams and their organisations, asked with their own token."""
         rest = self._as_user(access_token)

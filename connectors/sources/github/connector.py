@@ -69,6 +69,14 @@ class GitHubConnector(OwnsClient):
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(*self._client.user_as(access_token), self.name)
 
+    def can_open(self, doc_id: str, access_token: str, *, timeout_s: float) -> bool:
+        """The live check (`connectors.base.LiveAccess`): the issue or pull request (GitHub serves both as
+        issues) asked for with the user's own token; GitHub answers 404 for a repository they cannot read."""
+        repo, _, number = doc_id.removeprefix(f"{self.name}:").rpartition("#")
+        if not repo or "/" not in repo or not number.isdigit():
+            raise ValueError("not an issue of this source")
+        return bool(self._client.issue_opens_as(access_token, repo, int(number), timeout_s=timeout_s))
+
     def _acl(self, repo: str) -> Generator[Failure, None, frozenset[str]]:
         """The repository's ACL (returned); a failure first when an entry of it maps to no principal."""
         raw = self._client.repo(repo)

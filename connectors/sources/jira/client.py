@@ -100,6 +100,10 @@ class JiraClient(SourceClient):
             if not page or body.get("isLast", True):
                 return found
 
+    def issue_opens_as(self, access_token: str, key: str, *, timeout_s: float) -> bool:
+        """Whether the token's user may browse the issue now (Jira answers 404 when they may not)."""
+        return self.opens_as(access_token, f"{API}/issue/{key}?fields=summary", timeout_s=timeout_s)
+
     def myself_as(self, access_token: str) -> Any:
         """Who a linked user is, with their groups, asked with the user's own token."""
         rest = self._as_user(access_token)

@@ -24,6 +24,7 @@ from connectors.sources.jira.mapping import (
 )
 from connectors.sources.jira.permissions import JiraPermissions
 from connectors.sources.rest import OwnsClient, RequestRejected, Watermark, bad_fields, counted
+from connectors.text import ISSUE_KEY
 
 log = logging.getLogger(__name__)
 ACL_FIELDS = ["summary", "updated", "security", "reporter", "assignee"]  # what an issue's ACL depends on
@@ -91,6 +92,14 @@ class JiraConnector(OwnsClient):
 
     def _token_principals(self, access_token: str) -> set[str]:
         return identity_principals(self._client.myself_as(access_token), self.name)
+
+    def can_open(self, doc_id: str, access_token: str, *, timeout_s: float) -> bool:
+        """The live check (`connectors.base.LiveAccess`): the issue asked for with the user's own token
+        (Jira answers 404 for an issue the user may not browse)."""
+        key = doc_id.removeprefix(f"{self.name}:")
+        if key == doc_id or not ISSUE_KEY.fullmatch(key):
+            raise ValueError("not an issue of this source")
+        return bool(self._client.issue_opens_as(access_token, key, timeout_s=timeout_s))
 
     def _item(self, raw: Any, mark: Watermark, permissions: JiraPermissions) -> SourceDoc | Failure | None:
         try:

@@ -117,3 +117,32 @@ def test_dense_search_filters_both_ways_wide_and_narrow_askers(make_store) -> No
     assert len(seen_wide) == 5 and all(int(d.split(":")[1]) < 6 for d in seen_wide)
     seen_narrow = {h.doc_id for h in store.search_text("harbour crane schedule", narrow, 5, mode="dense")}
     assert seen_narrow == {f"t:{n}" for n in range(6, 10)}
+
+
+def test_hidden_chunks_holding_the_query_change_neither_the_dense_hit_count_nor_the_hits(
+    make_store,  # type: ignore[no-untyped-def]
+) -> None:
+    """A wide asker (most chunks visible: the store filters Chroma's unfiltered nearest chunks) asks about a
+    term that 60 hidden chunks hold. Those crowd the nearest chunks; the asker must still get the same hits,
+    as many, as on a store whose hidden chunks say something else."""
+    from datetime import UTC, datetime
+
+    from connectors.base import SourceDoc
+
+    def doc(n: int, acl: str, text: str) -> SourceDoc:
+        return SourceDoc(
+            id=f"t:{n}", source="t", kind="page", title=f"Doc {n}", text=text,
+            updated_at=datetime(2026, 1, 1, tzinfo=UTC), acl=frozenset({acl}),
+        )  # fmt: skip
+
+    public = [doc(n, "public", f"harbour crane schedule {n}" + " zebra" * (n % 2)) for n in range(100)]
+    seen: list[list[str]] = []
+    for name, hidden_text in (("unrelated", "quarterly ledger audit {n}"), ("holding", "zebra zebra {n}")):
+        store = make_store(name)
+        store.upsert(public)
+        store.upsert([doc(n, "group:t:x", hidden_text.format(n=n)) for n in range(100, 160)])
+        assert store._visible_share(frozenset({"public"})) == 100 / 160  # the unfiltered path is taken
+        hits = store.search_text("zebra", frozenset({"public"}), 20, mode="dense")
+        assert all(int(h.doc_id.split(":")[1]) < 100 for h in hits)
+        seen.append([h.chunk_id for h in hits])
+    assert len(seen[1]) == 20 and seen[0] == seen[1]
