@@ -64,7 +64,7 @@ class TierPacer:
 
     def __init__(
         self, per_minute: dict[int, int], *, clock: Clock = time.monotonic, sleep: Sleep = time.sleep
-    ):
+    ) -> None:
         self._interval = {tier: 60.0 / n for tier, n in per_minute.items()}
         self._next: dict[int, float] = {}
         self._clock, self._sleep = clock, sleep
@@ -85,7 +85,7 @@ class SlackClient:
 
     def __init__(
         self, rest: RestClient, pacer: TierPacer, *, page_size: int = 200, sleep: Sleep = time.sleep
-    ):
+    ) -> None:
         self._rest, self._pacer, self._page_size, self._sleep = rest, pacer, page_size, sleep
         self._retry = RetryPolicy()
 

@@ -273,7 +273,9 @@ class SlackConnector:
 class _Context:
     """What every thread of one channel is read with; its ACL is read once, when first needed."""
 
-    def __init__(self, channel: dict[str, Any], names: dict[str, str], workspace_url: str, bot_user: str):
+    def __init__(
+        self, channel: dict[str, Any], names: dict[str, str], workspace_url: str, bot_user: str
+    ) -> None:
         self.channel, self.names, self.workspace_url, self.bot_user = channel, names, workspace_url, bot_user
         self.acl: frozenset[str] | None = None
 
