@@ -522,7 +522,9 @@ _SECRET_FIELD = {
 def sources_add(
     kind: Annotated[
         str,
-        typer.Argument(help="folder, jira, confluence, github, slack, google_drive, or an installed connector"),
+        typer.Argument(
+            help="folder, jira, confluence, github, slack, google_drive, or an installed connector"
+        ),
     ],
     name: Annotated[str | None, typer.Option(help="Source name (default: the kind)")] = None,
     url: Annotated[str | None, typer.Option(help="Site or API base URL")] = None,
