@@ -33,11 +33,13 @@ app = typer.Typer(
 console = Console()
 
 
-def _runtime() -> Runtime:
+def _runtime(*, migrates: bool = False) -> Runtime:
+    """`migrates`: the command runs the migrations itself (serve, worker, db upgrade), so a new database is
+    built by them rather than stamped."""
     from bot.runtime import Runtime
     from bot.settings import Settings
 
-    return Runtime(Settings())
+    return Runtime(Settings(), stamp_new=not migrates)
 
 
 def _configure_logging(verbose: bool) -> None:
@@ -1020,7 +1022,7 @@ def serve(
     from bot.server import serve as serve_bot
 
     install()
-    rt = _runtime()
+    rt = _runtime(migrates=True)
     upgrade(rt.engine)
     _ensure_synced(rt)
     serve_bot(rt, workers=workers, processes=worker_processes, linker=rt.linker)
@@ -1047,7 +1049,7 @@ def worker(
     from bot.schema import upgrade
     from bot.server import work
 
-    rt = _runtime()
+    rt = _runtime(migrates=True)
     upgrade(rt.engine)
     work(rt, threads=threads, parent=parent)
 
@@ -1061,7 +1063,7 @@ def db_upgrade(verbose: Verbose = False) -> None:
     """Migrate the database (SLEUTH_DATABASE_URL, or the SQLite file) to the newest schema."""
     from bot.schema import upgrade
 
-    before, after = upgrade(_runtime().engine)
+    before, after = upgrade(_runtime(migrates=True).engine)
     said = f"already at {after}" if before == after else f"migrated {before or 'empty'} -> {after}"
     console.print(f"database {said}", highlight=False)
 

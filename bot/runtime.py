@@ -37,10 +37,18 @@ DEMO_ASKER = "carol@acme.io"  # the embedded default's asker when SLEUTH_DEFAULT
 class Runtime:
     settings: Settings
     _connectors: dict[str, Connector] = field(default_factory=dict)
+    stamp_new: bool = True  # False where the command runs the migrations itself (serve, worker, db upgrade)
 
     @cached_property
     def engine(self) -> Engine:
-        return make_engine(self.settings.db_url)
+        """The database at the newest schema: a new one is stamped at the newest revision (its features create
+        their tables as this code declares them), one an earlier Sleuth stamped is migrated, so a CLI command
+        run after an upgrade (`sleuth ask`, `sleuth gaps`) never fails on a column the new code writes."""
+        from bot.schema import bring_to_head
+
+        engine = make_engine(self.settings.db_url)
+        bring_to_head(engine, stamp_new=self.stamp_new)
+        return engine
 
     @cached_property
     def embedder(self) -> Embedder:

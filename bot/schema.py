@@ -81,6 +81,25 @@ def upgrade(engine: Engine) -> tuple[str | None, str]:
         return _upgrade(engine)
 
 
+def bring_to_head(engine: Engine, *, stamp_new: bool = True) -> None:
+    """A database with no tables is stamped at the head (the features create the newest tables); one stamped at
+    an older revision is migrated; one that has tables but no revision (made before stamping) is left to
+    `sleuth db upgrade`, which stamps it at the baseline first."""
+    revision = current(engine)
+    if revision == head():
+        return
+    if revision is not None:
+        upgrade(engine)
+        return
+    with engine.connect() as conn:
+        empty = not inspect(conn).get_table_names()
+    if empty and stamp_new:
+        with _IN_PROCESS, _migration_lock(engine), engine.begin() as conn:
+            config = alembic_config(engine)
+            config.attributes["connection"] = conn
+            command.stamp(config, "head")
+
+
 @contextmanager
 def _migration_lock(engine: Engine) -> Iterator[None]:
     if engine.dialect.name == "postgresql":

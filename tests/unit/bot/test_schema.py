@@ -73,3 +73,26 @@ def test_the_migrations_build_exactly_the_declared_tables(stack: Stack) -> None:
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"include_name": _include_name})
         assert compare_metadata(context, declared) == []
+
+
+def test_a_new_database_is_stamped_and_a_stamped_one_follows_the_code(stack: Stack) -> None:
+    """What the CLI does at start (`Runtime.engine`): nothing it later writes may miss a column."""
+    from alembic import command
+
+    from bot.schema import alembic_config, bring_to_head
+    from connectors.database import make_engine
+
+    fresh = make_engine(sqlite_url(stack.root / "fresh"))
+    bring_to_head(fresh)
+    assert current(fresh) == head() and not inspect(fresh).get_table_names()[1:]  # only alembic's own
+    engine = stack.engine()
+    upgrade(engine)
+    config = alembic_config(engine)
+    with engine.begin() as conn:  # an older Sleuth's database: stamped, one revision behind the code
+        config.attributes["connection"] = conn
+        command.downgrade(config, "-1")
+    assert current(engine) not in (None, head())
+    bring_to_head(engine)
+    assert current(engine) == head()
+    bring_to_head(engine, stamp_new=False)  # at the head: nothing to do
+    assert current(engine) == head()
