@@ -21,6 +21,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bot.channels_cli import channels_app
+
 if TYPE_CHECKING:
     from bot.insights import Viewer
     from bot.runtime import Runtime
@@ -1043,6 +1045,7 @@ def worker(
 
 db_app = typer.Typer(help="The database's schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+app.add_typer(channels_app, name="channels")
 
 
 @db_app.command("upgrade")

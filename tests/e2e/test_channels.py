@@ -9,6 +9,7 @@ from typing import Any
 from bot.channel_activity import ANSWERED, CANCELLED, ESCALATED, REMOVED, SEEN, SILENT
 from bot.channels import ChannelConfig
 from bot.local_slack import GENERAL
+from bot.listeners.views.channel_setup import SETUP_CHANNEL
 from bot.render_channel import ESCALATE_ACTION, REMOVE_ACTION
 from bot.testing.slack_render import format_message
 from tests.e2e.conftest import WAIT_S, EnvFactory, SlackEnv
@@ -169,3 +170,38 @@ def test_not_helpful_remove_deletes_the_reply(make_env: EnvFactory) -> None:
 
     assert env.slack.bot_messages(GENERAL, ts) == []
     assert REMOVED in _kinds(env, ts)
+
+
+def test_an_admin_sets_a_channel_up_in_app_home(make_env: EnvFactory) -> None:
+    env = make_env(admin_users=[])
+    dana, bob = env.ids["dana@acme.io"], env.ids["bob@acme.io"]
+    env.bot.settings.admin_users.append(dana)
+    env.slack.open_app_home(dana)
+    env.slack.click_home_button(dana, f"{SETUP_CHANNEL}:new")
+    [modal] = env.slack.wait_for(lambda: env.slack.open_modals() or None, timeout=WAIT_S)
+
+    bad = env.slack.submit_view(dana, modal, _setup_values(groups="eng-helpers"))
+    assert bad.json()["response_action"] == "errors" and env.bot.channels.own(GENERAL) is None
+    env.slack.submit_view(dana, modal, _setup_values(groups="S0HELPERS"))
+
+    assert env.bot.channels.own(GENERAL) == ChannelConfig(
+        answer="questions", sources=("acme/wiki/eng",), post_only_when_confident=True,
+        escalate_to=(bob, "S0HELPERS"), reply="thread",
+    )  # fmt: skip
+    home = format_message(env.slack.home_view(dana) or {})
+    assert "answer=questions" in home and f"Edit {GENERAL}" in home
+    env.slack.open_app_home(bob)  # not an admin: the channel settings are not shown
+    assert "Channels (admin)" not in format_message(env.slack.home_view(bob) or {})
+
+
+def _setup_values(*, groups: str) -> dict[str, dict[str, Any]]:
+    bob = "U0BOB"
+    return {
+        "channel": {"value": {"type": "conversations_select", "selected_conversation": GENERAL}},
+        "answer": {"value": {"type": "static_select", "selected_option": {"value": "questions"}}},
+        "sources": {"value": "acme/wiki/eng"},
+        "confident": {"value": {"type": "checkboxes", "selected_options": [{"value": "yes"}]}},
+        "people": {"value": {"type": "multi_users_select", "selected_users": [bob]}},
+        "groups": {"value": groups},
+        "reply": {"value": {"type": "radio_buttons", "selected_option": {"value": "thread"}}},
+    }
