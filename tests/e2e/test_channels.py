@@ -8,8 +8,8 @@ from typing import Any
 
 from bot.channel_activity import ANSWERED, CANCELLED, ESCALATED, REMOVED, SEEN, SILENT
 from bot.channels import ChannelConfig
-from bot.local_slack import GENERAL
 from bot.listeners.views.channel_setup import SETUP_CHANNEL
+from bot.local_slack import GENERAL
 from bot.render_channel import ESCALATE_ACTION, REMOVE_ACTION
 from bot.testing.slack_render import format_message
 from tests.e2e.conftest import WAIT_S, EnvFactory, SlackEnv
