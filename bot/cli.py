@@ -699,10 +699,15 @@ def _check_model(s: Settings) -> tuple[str, bool]:
 
 
 def _doctor_slack(as_json: bool) -> None:
+    from bot.channel_doctor import check_question_channels
+    from bot.channels import ChannelSettings
     from bot.settings import Settings
     from bot.slack_doctor import check_slack
 
-    checks = check_slack(Settings())
+    settings = Settings()
+    checks = check_slack(settings)
+    asking = ChannelSettings(_runtime().engine).answering_questions()
+    checks += check_question_channels(settings, asking)
     if as_json:
         typer.echo(json.dumps([c.as_dict() for c in checks]))
     else:
