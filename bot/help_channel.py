@@ -29,7 +29,9 @@ _ASKS_FOR_HELP = re.compile(
     r"^(?:looking\s+for|trying\s+to\s+find)\b|^(?:any\s+idea|any\s+ideas)\b",
     re.IGNORECASE,
 )
-_GREETING = re.compile(r"^(?:hi|hey|hello|morning|folks|all|team)\b[\s,!.:-]*", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^(?:(?:hi|hey|hello|morning|folks|all|team|everyone|y'all)\b[\s,!.:-]*)+", re.IGNORECASE
+)
 _MARKUP = re.compile(r"<[^>]+>|[*_~`]")
 MIN_WORDS = 3  # "why?" or "what" alone is a reaction, not a question
 
