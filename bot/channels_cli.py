@@ -22,6 +22,16 @@ CHANNEL_HELP = "A channel id (C...), or * for the default of channels without th
 CLI_USER = "cli"
 
 
+def _verbose(value: bool) -> None:
+    if value:
+        from bot.cli import _configure_logging  # loaded by now: this module is one of its command groups
+
+        _configure_logging(True)
+
+
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr", callback=_verbose)]
+
+
 def _engine() -> Engine:
     from bot.runtime import Runtime
     from bot.settings import Settings
@@ -36,7 +46,7 @@ def _settings(engine: Engine | None = None) -> ChannelSettings:
 
 
 @channels_app.command("list")
-def list_channels() -> None:
+def list_channels(verbose: Verbose = False) -> None:
     """Every configured channel and the default, and this week's and earlier weeks' question counts."""
     from bot.channel_activity import ChannelActivity, weekly_lines
 
@@ -71,6 +81,7 @@ def set_channel(
         str | None, typer.Option(help="Comma-separated user (U...) and group (S...) ids")
     ] = None,
     reply: Annotated[str | None, typer.Option(help="thread | ephemeral")] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Sets the given fields of a channel's settings (the others keep their current value)."""
     from pydantic import ValidationError
@@ -95,7 +106,9 @@ def set_channel(
 
 
 @channels_app.command("unset")
-def unset_channel(channel: Annotated[str, typer.Argument(help=CHANNEL_HELP)]) -> None:
+def unset_channel(
+    channel: Annotated[str, typer.Argument(help=CHANNEL_HELP)], verbose: Verbose = False
+) -> None:
     """Removes a channel's own settings: it follows the default again."""
     if _settings().unset(channel):
         typer.echo(f"{channel}: settings removed")
