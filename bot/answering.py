@@ -29,8 +29,8 @@ from bot.askers import AskerDirectory, UnknownAsker
 from bot.audience import PRIVATE_NOTE, ChannelAudience
 from bot.channel_activity import ANSWERED, SILENT, ChannelActivity
 from bot.channel_activity import CANCELLED as THREAD_CANCELLED
+from bot.channel_reply import remove_working_reaction, someone_replied
 from bot.channels import ChannelConfig, ChannelSettings
-from bot.help_channel import is_human_reply
 from bot.jobs import CANCELLED, COMMAND, EDIT, MAX_ATTEMPTS, Job, JobQueue
 from bot.logcontext import log_context
 from bot.posting import post_once
@@ -38,7 +38,6 @@ from bot.receipt import (
     CANT_POST,
     NOT_IN_CHANNEL,
     PLACEHOLDER,
-    WORKING_EMOJI,
     echo_key,
     echo_text,
     placeholder_key,
@@ -163,6 +162,11 @@ class Answerer:
             return
         if job.unsolicited and self._unwelcome(job, worker, config, result):
             return
+        self._deliver(job, worker, config, result)
+
+    def _deliver(self, job: Job, worker: str, config: ChannelConfig, result: dict[str, Any]) -> None:
+        """The answer in the thread (streamed when it can be), or privately to the asker where the channel's
+        audience or its `reply` setting says so, with the channel's buttons."""
         note = UPDATE_NOTE if job.kind == EDIT else None
         messages = render_answer(result["answer"], trace_id=job.trace_id, note=note)
         private = config.reply == "ephemeral" or (
@@ -205,25 +209,13 @@ class Answerer:
     def _unwelcome(self, job: Job, worker: str, config: ChannelConfig, result: dict[str, Any]) -> bool:
         """A question asked of the channel gets no reply when a person already answered in its thread, or,
         with `post_only_when_confident`, when Sleuth would decline; True when it stays silent."""
-        if self._someone_replied(job):
+        if someone_replied(self._client, job):
             self._stay_silent(job, worker, THREAD_CANCELLED)
             return True
         if config.post_only_when_confident and not result["answer"].get("answered"):
             self._stay_silent(job, worker, SILENT)
             return True
         return False
-
-    def _someone_replied(self, job: Job) -> bool:
-        """Whether anyone but the asker (and bots) replied in the question's thread (the event may be late)."""
-        if not job.thread_ts:
-            return False
-        try:
-            pages = self._client.conversations_replies(channel=job.channel, ts=job.thread_ts, limit=200)
-        except SlackApiError as exc:
-            log.warning("thread not read before answering", extra={"error": exc.response.get("error")})
-            return False
-        replies = [m for page in pages for m in page.get("messages", [])]
-        return any(is_human_reply(m, asker=job.user) for m in replies)
 
     def _stay_silent(self, job: Job, worker: str, kind: str | None) -> None:
         self._finish_unsolicited(job, kind)
@@ -433,17 +425,6 @@ class _NoStatus:
 
     def clear(self) -> None:
         """Nothing to clear."""
-
-
-def remove_working_reaction(client: WebClient, job: Job) -> None:
-    """The question's working reaction, if Sleuth added one (only questions asked of the channel get it)."""
-    if not job.unsolicited or not job.message_ts:
-        return
-    try:
-        client.reactions_remove(channel=job.channel, timestamp=job.message_ts, name=WORKING_EMOJI)
-    except SlackApiError as exc:
-        if exc.response.get("error") not in ("no_reaction", "message_not_found"):
-            log.warning("working reaction not removed", extra={"error": exc.response.get("error")})
 
 
 def _part(job: Job, n: int) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
-from bot.answering import remove_working_reaction
 from bot.channel_activity import CANCELLED, SEEN
+from bot.channel_reply import remove_working_reaction
 from bot.channels import ChannelConfig
 from bot.deps import BotDeps
 from bot.help_channel import is_channel_question, is_human_reply, is_thread_reply
