@@ -27,6 +27,10 @@ from slack_sdk.errors import SlackApiError
 
 from bot.askers import AskerDirectory, UnknownAsker
 from bot.audience import PRIVATE_NOTE, ChannelAudience
+from bot.channel_activity import ANSWERED, SILENT, ChannelActivity
+from bot.channel_activity import CANCELLED as THREAD_CANCELLED
+from bot.channel_reply import remove_working_reaction, someone_replied
+from bot.channels import ChannelConfig, ChannelSettings
 from bot.jobs import CANCELLED, COMMAND, EDIT, MAX_ATTEMPTS, Job, JobQueue
 from bot.logcontext import log_context
 from bot.posting import post_once
@@ -40,6 +44,7 @@ from bot.receipt import (
     tell_asker,
 )
 from bot.render import UPDATE_NOTE, Message, notice, progress_text, render_answer, streamed_answer
+from bot.render_channel import with_channel_actions
 from bot.slack_retry import SLACK_FAILURES, error_code, is_transient, retry_after
 from bot.status import StatusBoard
 from bot.streaming import AnswerStream, StreamUnavailable
@@ -61,6 +66,7 @@ NO_IDENTITY = (
     "I couldn't confirm who you are in Slack just now, so I didn't search. Please ask again in a minute."
 )
 WITHDRAWN = "_The question was deleted, so I removed my answer._"
+EPHEMERAL_NOTE = "I've replied to you privately."
 
 
 class Asks(Protocol):
@@ -93,9 +99,13 @@ class Answerer:
         give_up_s: float = GIVE_UP_S,
         stream: bool = False,
         access_for: Callable[[str, str], AccessCheck | None] | None = None,
+        channels: ChannelSettings | None = None,
+        activity: ChannelActivity | None = None,
     ) -> None:
-        """`access_for(team, user)`: the live check of what an answer shows, as that user (or None)."""
+        """`access_for(team, user)`: the live check of what an answer shows, as that user (or None);
+        `channels`: per-channel settings (sources, reply, buttons; `bot.channels`), None: none anywhere."""
         self._client, self._jobs, self._investigator, self._askers = client, jobs, investigator, askers
+        self._channels, self._activity = channels, activity
         self._audience, self._give_up_s = audience, give_up_s
         self._status = status or StatusBoard(client)
         self._stream = AnswerStream(client) if stream else None
@@ -116,6 +126,9 @@ class Answerer:
             except Exception as exc:
                 if is_transient(exc):
                     self._retry_later(job, worker, exc)
+                elif job.unsolicited:  # not asked of Sleuth: no apology in someone else's thread
+                    log.exception("job failed")
+                    self._stay_silent(job, worker, None)
                 else:
                     log.exception("job failed")
                     self._apologise(job, worker, FAILED)
@@ -126,36 +139,93 @@ class Answerer:
 
     def _run(self, job: Job, worker: str) -> None:
         problem = question_problem(job.text) or (FAILED if job.attempts > MAX_ATTEMPTS else None)
+        if problem is not None and job.unsolicited:
+            self._stay_silent(job, worker, None)  # not asked of Sleuth: no hint, no apology
+            return
         if problem is not None:
             self._publish(job, worker, [notice(problem)])
             return
-        job = self.ensure_placeholder(job, worker)
-        if job.placeholder_ts is None:
-            return  # told the user why not (e.g. not in the channel)
+        config = self._config(job)
+        if not job.unsolicited:  # one asked of the channel got a reaction instead (bot.receipt)
+            job = self.ensure_placeholder(job, worker)
+            if job.placeholder_ts is None:
+                return  # told the user why not (e.g. not in the channel)
         try:
-            result = job.result or self._investigate(job, worker)
+            result = job.result or self._investigate(job, worker, config)
         except UnknownAsker as exc:
             if exc.__cause__ is not None and is_transient(exc.__cause__):
                 raise exc.__cause__ from None  # Slack is down, not the asker unknown: try again later
+            if job.unsolicited:
+                self._stay_silent(job, worker, None)
+                return
             self._apologise(job, worker, NO_IDENTITY)
             return
+        if job.unsolicited and self._unwelcome(job, worker, config, result):
+            return
+        self._deliver(job, worker, config, result)
+
+    def _deliver(self, job: Job, worker: str, config: ChannelConfig, result: dict[str, Any]) -> None:
+        """The answer in the thread (streamed when it can be), or privately to the asker where the channel's
+        audience or its `reply` setting says so, with the channel's buttons."""
         note = UPDATE_NOTE if job.kind == EDIT else None
         messages = render_answer(result["answer"], trace_id=job.trace_id, note=note)
-        private = self._audience is not None and self._audience.needs_private(
-            job.team, job.channel, result["answer"]
+        private = config.reply == "ephemeral" or (
+            self._audience is not None
+            and self._audience.needs_private(job.team, job.channel, result["answer"])
         )
-        if not private and job.kind != EDIT and self._stream_answer(job, worker, result):
+        messages = with_channel_actions(
+            messages, trace_id=job.trace_id, escalate=bool(config.escalate_to),
+            remove=job.unsolicited and not private,
+        )  # fmt: skip
+        plain = not config.escalate_to and not job.unsolicited
+        if not private and plain and job.kind != EDIT and self._stream_answer(job, worker, result):
             return
+        if job.unsolicited:  # before posting: the job counts as done once the answer is out
+            self._finish_unsolicited(job, ANSWERED)
         if private:
-            sent = int(result.get("private_sent") or 0)  # ephemeral messages can't be looked up: count them
-            for n, message in enumerate(messages[sent:], start=sent + 1):
-                self._client.chat_postEphemeral(
-                    channel=job.channel, user=job.user, thread_ts=job.thread_ts, **message
-                )
-                result = {**result, "private_sent": n}
-                self._jobs.save_result(job.id, worker, result)
-            messages = [notice(PRIVATE_NOTE)]
+            result = self._post_privately(job, worker, result, messages)
+            if job.unsolicited and job.placeholder_ts is None:
+                self._jobs.complete(job.id, worker)
+                return
+            messages = [notice(EPHEMERAL_NOTE if config.reply == "ephemeral" else PRIVATE_NOTE)]
+        self._jobs.save_result(job.id, worker, {**result, "shown_in_thread": not private})
         self._publish(job, worker, messages)
+
+    def _post_privately(
+        self, job: Job, worker: str, result: dict[str, Any], messages: Sequence[Message]
+    ) -> dict[str, Any]:
+        sent = int(result.get("private_sent") or 0)  # ephemeral messages can't be looked up: count them
+        for n, message in enumerate(messages[sent:], start=sent + 1):
+            self._client.chat_postEphemeral(
+                channel=job.channel, user=job.user, thread_ts=job.thread_ts, **message
+            )
+            result = {**result, "private_sent": n, "shown_in_thread": False}
+            self._jobs.save_result(job.id, worker, result)
+        return result
+
+    def _config(self, job: Job) -> ChannelConfig:
+        return self._channels.for_channel(job.channel) if self._channels is not None else ChannelConfig()
+
+    def _unwelcome(self, job: Job, worker: str, config: ChannelConfig, result: dict[str, Any]) -> bool:
+        """A question asked of the channel gets no reply when a person already answered in its thread, or,
+        with `post_only_when_confident`, when Sleuth would decline; True when it stays silent."""
+        if someone_replied(self._client, job):
+            self._stay_silent(job, worker, THREAD_CANCELLED)
+            return True
+        if config.post_only_when_confident and not result["answer"].get("answered"):
+            self._stay_silent(job, worker, SILENT)
+            return True
+        return False
+
+    def _stay_silent(self, job: Job, worker: str, kind: str | None) -> None:
+        self._finish_unsolicited(job, kind)
+        self._jobs.complete(job.id, worker)
+
+    def _finish_unsolicited(self, job: Job, kind: str | None) -> None:
+        """Takes the working reaction off the question; records what happened (`bot.channel_activity`)."""
+        if kind is not None and self._activity is not None and job.thread_ts:
+            self._activity.record(job.channel, job.thread_ts, kind, user=job.user)
+        remove_working_reaction(self._client, job)
 
     def _stream_answer(self, job: Job, worker: str, result: dict[str, Any]) -> bool:
         """Streams the answer (`bot.streaming`), once its audience is known to be the thread; False when it
@@ -221,9 +291,11 @@ class Answerer:
         self._jobs.set_placeholder(job.id, worker, ts, thread_ts or ts)
         return self._jobs.get(job.id) or job
 
-    def _investigate(self, job: Job, worker: str) -> dict[str, Any]:
+    def _investigate(self, job: Job, worker: str, config: ChannelConfig) -> dict[str, Any]:
         asker = self._askers.resolve(job.team, job.user)
-        status = self._status.thread(job.channel, job.thread_ts or "", job.placeholder_ts)
+        status: Any = _NoStatus()  # a question asked of the channel shows its reaction, not a status
+        if not job.unsolicited:
+            status = self._status.thread(job.channel, job.thread_ts or "", job.placeholder_ts)
         status.set(PLACEHOLDER)
         nameable = self._nameable(job)
 
@@ -248,6 +320,7 @@ class Answerer:
                 principals=principals,
                 progress=progress,
                 access=access,
+                scope=config.scope,
             )
         finally:
             HEARTBEAT.reset(token)
@@ -344,6 +417,14 @@ class Answerer:
             )
         except SlackApiError as exc:
             log.warning("private note not posted", extra={"error": exc.response.get("error")})
+
+
+class _NoStatus:
+    def set(self, text: str) -> None:
+        """Nothing shown."""
+
+    def clear(self) -> None:
+        """Nothing to clear."""
 
 
 def _part(job: Job, n: int) -> str:

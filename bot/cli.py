@@ -21,6 +21,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bot.channels_cli import channels_app
+
 if TYPE_CHECKING:
     from bot.insights import Viewer
     from bot.runtime import Runtime
@@ -710,10 +712,15 @@ def _check_model(s: Settings) -> tuple[str, bool]:
 
 
 def _doctor_slack(as_json: bool) -> None:
+    from bot.channel_doctor import check_question_channels
+    from bot.channels import ChannelSettings
     from bot.settings import Settings
     from bot.slack_doctor import check_slack
 
-    checks = check_slack(Settings())
+    settings = Settings()
+    checks = check_slack(settings)
+    asking = ChannelSettings(_runtime().engine).answering_questions()
+    checks += check_question_channels(settings, asking)
     if as_json:
         typer.echo(json.dumps([c.as_dict() for c in checks]))
     else:
@@ -1056,6 +1063,7 @@ def worker(
 
 db_app = typer.Typer(help="The database's schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+app.add_typer(channels_app, name="channels")
 
 
 @db_app.command("upgrade")

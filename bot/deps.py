@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from bot.askers import AskerDirectory
 from bot.audience import ChannelAudience
+from bot.channel_activity import ChannelActivity
+from bot.channels import ChannelSettings
 from bot.feedback import FeedbackLog
 from bot.identity import AccountLinker
 from bot.jobs import JobQueue
@@ -24,3 +26,5 @@ class BotDeps:
     linker: AccountLinker | None = None  # None: no OAuth sources to link
     audience: ChannelAudience | None = None  # per-channel answer audience (admins set it)
     askers: AskerDirectory | None = None  # who a Slack user is and may see (App Home, traces, forget, links)
+    channels: ChannelSettings | None = None  # per-channel setup (answer mode, sources, escalation, reply)
+    activity: ChannelActivity | None = None  # what happened to questions in channels, for the insights

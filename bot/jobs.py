@@ -84,6 +84,8 @@ slack_jobs = owned_table(
     slack_ts("placeholder_ts"),
     Column("acked_at", Float),  # the intake's visible acknowledgement finished (placeholder or not)
     Column("ack_queued", Integer, nullable=False, default=0, server_default="0"),  # placeholder says "queued"
+    # asked of the channel, not of Sleuth (a `questions` channel, bot.help_channel): no placeholder, a reaction
+    Column("unsolicited", Integer, nullable=False, default=0, server_default="0"),
     Column("failing_since", Float),  # first transient Slack failure of the current delivery streak
     Column("result", Text),  # JSON saved before posting: {"question", "answer", "trace"}
     Column("created_at", Float, nullable=False),
@@ -122,6 +124,7 @@ class NewJob:
     message_ts: str | None = None
     thread_ts: str | None = None
     response_url: str | None = None
+    unsolicited: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ class Job:
     acked_at: float | None = None
     ack_queued: bool = False
     failing_since: float | None = None
+    unsolicited: bool = False
 
     @property
     def redelivered(self) -> bool:
@@ -165,6 +169,7 @@ def _job(row: Any) -> Job:
         claimed_by=m["claimed_by"], attempts=m["attempts"], placeholder_ts=m["placeholder_ts"],
         result=json.loads(m["result"]) if m["result"] else None, acked_at=m["acked_at"],
         ack_queued=bool(m["ack_queued"]), failing_since=m["failing_since"],
+        unsolicited=bool(m["unsolicited"]),
     )  # fmt: skip
 
 
@@ -184,6 +189,7 @@ class JobQueue:
             "status": PENDING,
             "attempts": 0,
             "ack_queued": 0,
+            "unsolicited": int(new.unsolicited),
             "created_at": self._clock(),
         }
         values["trace_id"] = f"tr{uuid.uuid4().hex[:16]}"
@@ -408,6 +414,26 @@ class JobQueue:
             )
             rows = conn.execute(select(slack_jobs).where(of_message).order_by(slack_jobs.c.id)).all()
         return [_job(r) for r in rows]
+
+    def cancel_unsolicited(self, team: str, channel: str, thread_ts: str) -> list[Job]:
+        """Someone else answered in the thread first: cancels its unfinished unsolicited jobs; returns them."""
+        mine = (
+            (slack_jobs.c.team == team)
+            & (slack_jobs.c.channel == channel)
+            & (slack_jobs.c.thread_ts == thread_ts)
+            & (slack_jobs.c.unsolicited == 1)
+            & slack_jobs.c.status.in_([PENDING, CLAIMED])
+        )
+        with self._engine.begin() as conn:
+            ids = [row[0] for row in conn.execute(select(slack_jobs.c.id).where(mine))]
+            if ids:
+                conn.execute(
+                    update(slack_jobs)
+                    .where(slack_jobs.c.id.in_(ids) & slack_jobs.c.status.in_([PENDING, CLAIMED]))
+                    .values(status=CANCELLED, finished_at=self._clock())
+                )
+        self.wake_all()
+        return [job for job in (self.get(i) for i in ids) if job is not None]
 
     def get(self, job_id: int) -> Job | None:
         with self._engine.connect() as conn:

@@ -46,6 +46,7 @@ PLACEHOLDER = "Looking into it…"
 QUEUED = "Queued: {ahead} ahead of yours. I'll start on it shortly…"
 NOT_IN_CHANNEL = "I can't post in this channel. Invite me with `/invite @Sleuth`, or ask me in a DM."
 CANT_POST = ("not_in_channel", "channel_not_found", "is_archived")
+WORKING_EMOJI = "eyes"  # on a question asked of the channel while Sleuth works on it
 
 
 def _questions(n: int) -> str:
@@ -142,6 +143,10 @@ class Receipts:
         when the question can't be taken (the bot is not in the channel), else None."""
         started = time.monotonic()
         thread_ts, placeholder_ts, ahead = job.thread_ts, None, 0
+        if job.unsolicited:
+            self._react(job)
+            self._jobs.record_ack(job.id, placeholder_ts=None, thread_ts=thread_ts)
+            return None
         try:
             if job.kind == COMMAND and not thread_ts:
                 thread_ts = self._post(job, None, echo_key(job), echo_text(job))
@@ -163,6 +168,14 @@ class Receipts:
         ms = round((time.monotonic() - started) * 1000)
         log.info("question acknowledged", extra={"job": job.id, "ms": ms, "waited_ms": waited_ms})
         return None
+
+    def _react(self, job: Job) -> None:
+        """A question asked of the channel, not of Sleuth, gets a reaction rather than a reply while Sleuth
+        works on it (`bot.help_channel`): if Sleuth ends up with nothing to say, the thread stays empty."""
+        try:
+            self._client.reactions_add(channel=job.channel, timestamp=job.message_ts, name=WORKING_EMOJI)
+        except SLACK_FAILURES as exc:
+            log.warning("working reaction not added", extra={"job": job.id, "error": error_code(exc)})
 
     def _post(self, job: Job, thread_ts: str | None, key: str, text: str) -> str:
         posted = self._client.chat_postMessage(

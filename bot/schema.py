@@ -35,6 +35,8 @@ _BASELINE_MARKERS = ("documents", "slack_jobs", "sources")  # tables every pre-m
 def all_metadata() -> list[MetaData]:
     """Every table Sleuth keeps, for Alembic's comparisons (imported here, never at module import)."""
     from bot.audience import channel_policies
+    from bot.channel_activity import channel_activity
+    from bot.channels import channel_settings
     from bot.digest import admin_digests
     from bot.feedback import slack_feedback
     from bot.identity.linking import oauth_links
@@ -47,7 +49,7 @@ def all_metadata() -> list[MetaData]:
     from graph_flows.gaplog import gap_entries
 
     owned = [oauth_links, slack_jobs, slack_feedback, channel_policies, leases, sources, admin_digests,
-             gap_entries]  # fmt: skip
+             gap_entries, channel_settings, channel_activity]  # fmt: skip
     return [states, vault, knowledge, *(table.metadata for table in owned)]  # owned: one table, own MetaData
 
 

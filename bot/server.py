@@ -33,6 +33,8 @@ from bot.answering import Answerer
 from bot.app import build_app, make_client
 from bot.askers import AskerDirectory
 from bot.audience import ChannelAudience
+from bot.channel_activity import ChannelActivity
+from bot.channels import ChannelSettings
 from bot.deps import BotDeps
 from bot.digest import AdminDigest
 from bot.feedback import FeedbackLog
@@ -123,6 +125,8 @@ class SlackBot:
         self.client = client or make_client(settings)
         self.jobs = JobQueue(rt.engine, clock=clock, lease_s=lease_s)
         self.feedback = FeedbackLog(rt.engine)
+        self.channels = ChannelSettings(rt.engine)
+        self.activity = ChannelActivity(rt.engine, clock=clock)
         if resolver is None and linker is not None:
             resolver = PrincipalResolver(linker, _principals_for(rt))
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
@@ -138,6 +142,8 @@ class SlackBot:
             feedback=self.feedback,
             runtime=rt,
             linker=linker,
+            channels=self.channels,
+            activity=self.activity,
         )
         self.app = build_app(settings, self.deps, client=self.client)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
@@ -163,6 +169,8 @@ class SlackBot:
             status=self.status,
             stream=settings.slack_stream_answers,
             access_for=_live_access(rt, linker),
+            channels=self.channels,
+            activity=self.activity,
         )
         self.pool = WorkerPool(self.jobs, self.answerer, size=workers if pool_size is None else pool_size)
         secret = settings.slack_signing_secret

@@ -205,6 +205,7 @@ def _probes(
     yield "flow:evidence", any(e["doc_id"] == doc.id for e in out.get("evidence") or [])
     yield "flow:answer", _mentions(out.get("answer"), doc, question)
     yield "flow:trace", _mentions(out.get("trace"), doc, question)
+    yield from _scoped_probes(investigator, user, principals, doc, question)
     owner = next((u for u, p in sorted(users.items()) if can_see(p, doc.acl)), None)
     if owner is not None:
         shared = f"audit-followup:{owner}:{user}:{doc.id}"
@@ -225,6 +226,25 @@ def _probes(
         store, investigator, user, principals, doc, lambda value, asked="": _mentions(value, doc, asked)
     )
     yield "gaps", _gap_log_mentions(gaps, user, doc, question)
+
+
+def _scoped_probes(
+    investigator: Investigator, user: str, principals: frozenset[str], doc: _Doc, question: str
+) -> Iterator[tuple[str, bool]]:
+    """The question asked in a channel scoped to the hidden document's own part of its source (the scope that
+    most favours it, `graph_flows.scope`): a scope narrows what the asker may read, so nothing may surface."""
+    source, _, native = doc.id.partition(":")
+    part = native.rsplit("/", 1)[0] if "/" in native else native.split("-", 1)[0]
+    out = investigator.ask(
+        f"audit-scoped:{user}:{doc.id}",
+        question,
+        asker=user,
+        principals=principals,
+        scope=[f"{source}/{part}"],
+    )
+    yield "scope:evidence", any(e["doc_id"] == doc.id for e in out.get("evidence") or [])
+    yield "scope:answer", _mentions(out.get("answer"), doc, question)
+    yield "scope:trace", _mentions(out.get("trace"), doc, question)
 
 
 def _public_check(store: KnowledgeStore) -> Callable[[str], bool]:

@@ -40,6 +40,7 @@ from graph_flows.nodes.plan import plan
 from graph_flows.nodes.reflect import reflect
 from graph_flows.nodes.retrieve import retrieve
 from graph_flows.reasoners.base import Reasoner
+from graph_flows.scope import ScopedKnowledge, source_scope
 from graph_flows.state import ThreadState, TurnInput, TurnOutput
 
 
@@ -60,9 +61,14 @@ def build_flow(
     gap_log: GapLog | None = None,
     themes: ThemeReader | None = None,
 ) -> Any:
-    """`themes` defaults to the store's theme layer when it has one (`knowledge.themes`)."""
+    """`themes` defaults to the store's theme layer when it has one (`knowledge.themes`). Every read goes
+    through `ScopedKnowledge`, which applies a turn's source scope (`Investigator.ask(scope=...)`)."""
     if themes is None and flow_settings.themes:
         themes = getattr(knowledge, "themes", None)
+    scoped = ScopedKnowledge(knowledge)
+    knowledge = scoped
+    if themes is not None:
+        themes = scoped.scoped_themes(themes)
     graph = StateGraph(ThreadState, input_schema=TurnInput, output_schema=TurnOutput)
     graph.add_node(
         "plan",
@@ -164,9 +170,11 @@ class Investigator:
         modes: list[str] | None = None,
         progress: Progress | None = None,
         access: AccessCheck | None = None,
+        scope: list[str] | None = None,
     ) -> TurnOutput:
-        """`access`: the live check of what the answer shows, as this asker (`graph_flows.access`)."""
-        with live_access(access):
+        """`access`: the live check of what the answer shows, as this asker (`graph_flows.access`); `scope`:
+        the sources (or parts of them) this turn may read, on top of the principals (`graph_flows.scope`)."""
+        with live_access(access), source_scope(scope):
             return self._ask(thread, question, asker, principals, max_rounds, modes, progress)
 
     def _ask(

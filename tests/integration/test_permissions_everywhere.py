@@ -64,6 +64,7 @@ def test_leak_matrix_has_no_leaks(runtime: Runtime, capsys: pytest.CaptureFixtur
     )
     assert {"status", "drift:search:dense", "drift-private:document", "link:forwarded"} <= set(report.by_path)
     assert {"themes:list", "themes:match", "themes:entities", "themes:flow"} <= set(report.by_path)
+    assert {"scope:evidence", "scope:answer", "scope:trace"} <= set(report.by_path)  # a scoped channel
     assert set(ADMIN_VIEWS) <= set(report.by_path) and sum(report.by_path[p] for p in ADMIN_VIEWS) >= 2000
     assert report.leaks == []
     assert report.gap_entries > 0  # the gap-log probe read a log the audit's questions filled...

@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 from bot.deps import BotDeps
 from bot.listeners.views.admin_sources import admin_home, is_admin
 from bot.listeners.views.builders import SUGGESTED_PROMPTS, SUGGESTED_TITLE, home_view
+from bot.listeners.views.channel_setup import channel_section
 from bot.listeners.views.insights_home import insights_section
 
 HOME_BLOCKS = 100  # Slack's limit for a Home tab view
@@ -31,6 +32,7 @@ def handle_app_home_opened(
     linking, user = deps.linker is not None, event["user"]
     if is_admin(deps, user):
         view = admin_home(deps, linking=linking)
+        view["blocks"] += channel_section(deps)
     else:
         view = home_view([entry.name for entry in deps.runtime.sources()], linking=linking)
     room = HOME_BLOCKS - len(view["blocks"])

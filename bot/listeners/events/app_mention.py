@@ -15,6 +15,8 @@ def handle_app_mention(body: dict[str, Any], context: BoltContext, *, deps: BotD
     event = body["event"]
     if is_from_bot(event) and not deps.settings.answer_bots:
         return
+    if deps.channels is not None and deps.channels.for_channel(event["channel"]).answer == "off":
+        return  # an admin switched Sleuth off in this channel (bot.channels)
     deps.receipts.submit(question_job(body, event, bot_user_id=context.bot_user_id or ""))
 
 

@@ -25,7 +25,12 @@ def handle_message_changed(body: dict[str, Any], context: BoltContext, *, deps: 
     ):
         return  # Sleuth's own edits, other bots, unfurls and other changes that leave the text alone
     team, channel = team_of(body), event["channel"]
-    asked = [job for job in deps.jobs.for_message(team, channel, message["ts"]) if job.thread_ts]
+    if deps.channels is not None and deps.channels.for_channel(channel).answer == "off":
+        return
+    jobs = deps.jobs.for_message(team, channel, message["ts"])
+    if any(job.unsolicited for job in jobs):
+        return  # asked of the channel, not of Sleuth: answered once, never again for an edit
+    asked = [job for job in jobs if job.thread_ts]
     if asked:
         deps.receipts.submit(edit_job(body, channel, message, asked[0].thread_ts or "", bot_user_id))
         return
