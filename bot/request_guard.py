@@ -205,15 +205,24 @@ def _form_payload(text: str) -> tuple[Any, bool]:
             raise Rejected(400, "payload form with other fields")
         return json.loads(form["payload"]), False
     if "command" in form:
-        missing = [name for name in COMMAND_FIELDS if not form.get(name)]
-        if missing:
-            raise Rejected(400, "slash command without " + ",".join(missing))
-        if not form["command"].startswith("/"):
-            raise Rejected(400, "slash command that is not a command")
+        problem = command_problem(form)
+        if problem:
+            raise Rejected(400, problem)
         return form, True
     if form.get("ssl_check"):
         return form, True
     raise Rejected(400, "form body without payload or command")
+
+
+def command_problem(form: dict[str, Any]) -> str | None:
+    """Why a slash command's fields are not what Slack sends (a form over HTTP, JSON over Socket Mode), or None."""
+    missing = [name for name in COMMAND_FIELDS if not (isinstance(form.get(name), str) and form[name])]
+    if missing:
+        return "slash command without " + ",".join(missing)
+    if not form["command"].startswith("/"):
+        return "slash command that is not a command"
+    odd = [name for name in ("text", "response_url") if name in form and not isinstance(form[name], str)]
+    return "slash command with a malformed " + ",".join(odd) if odd else None
 
 
 def bolt_request(
