@@ -126,9 +126,10 @@ class SlackBot:
             resolver = PrincipalResolver(linker, _principals_for(rt))
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         is_bot = (lambda user: False) if settings.answer_bots else askers.is_bot
+        known_bot = (lambda user: False) if settings.answer_bots else askers.known_bot
         # With no workers here (`serve --workers 0`), `sleuth worker` processes answer: assume one is free.
         self.receipts = Receipts(
-            intake_client(self.client), self.jobs, workers=max(workers, 1), is_bot=is_bot
+            intake_client(self.client), self.jobs, workers=max(workers, 1), is_bot=is_bot, known_bot=known_bot
         )
         self.deps = BotDeps(
             settings=settings,
