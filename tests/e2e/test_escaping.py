@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.local_slack import GENERAL
+from connectors.sources.folder.connector import FolderConfig, FolderConnector
 from connectors.sync import sync_source
 from tests.e2e.conftest import EnvFactory, SlackEnv
 
@@ -35,9 +36,8 @@ OUTGOING = ("chat.postMessage", "chat.update", "chat.postEphemeral", "chat.start
 def _plant(env: SlackEnv, folder: Path) -> None:
     (folder / "wiki").mkdir(parents=True)
     (folder / "wiki" / "guest-wifi.md").write_text(PAGE, encoding="utf-8")
-    rt = env.bot.runtime
-    rt.catalog.add("planted", "folder", {"path": str(folder)})
-    assert sync_source(rt.store, rt.connector("planted")).status == "ok"
+    connector = FolderConnector(FolderConfig(path=folder), name="planted")
+    assert sync_source(env.bot.runtime.store, connector).status == "ok"
 
 
 def _sent(env: SlackEnv) -> str:
