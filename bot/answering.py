@@ -271,9 +271,10 @@ class Answerer:
         thread_ts = job.thread_ts
         try:
             if job.kind == COMMAND and not thread_ts:
-                thread_ts = post_once(
+                echo = post_once(
                     self._client, job.channel, None, echo_key(job), {"text": echo_text(job)}, look_first=True
                 )
+                thread_ts = self._one_owner(job, "thread_ts", echo)
             ts = post_once(
                 self._client,
                 job.channel,
@@ -288,8 +289,25 @@ class Answerer:
             tell_asker(job, NOT_IN_CHANNEL)
             self._jobs.complete(job.id, worker)
             return job
-        self._jobs.set_placeholder(job.id, worker, ts, thread_ts or ts)
+        kept = self._one_owner(job, "placeholder_ts", ts)
+        if kept != ts:  # the intake's late placeholder landed first: it may still say "Queued"
+            self._client.chat_update(channel=job.channel, ts=kept, text=PLACEHOLDER)
+        self._jobs.set_placeholder(job.id, worker, kept, thread_ts or kept)
         return self._jobs.get(job.id) or job
+
+    def _one_owner(self, job: Job, column: str, ts: str) -> str:
+        """`ts` if it is the job's placeholder (or echo) now; else the intake's, which landed late but was
+        recorded first, and ours is deleted (`bot.receipt`: one owner, decided atomically)."""
+        kept = self._jobs.settle_post(job.id, column, ts)
+        if kept is None or kept == ts:
+            return ts
+        try:
+            self._client.chat_delete(channel=job.channel, ts=ts)
+        except SlackApiError as exc:
+            if exc.response.get("error") != "message_not_found":
+                raise
+        log.info("intake's late post kept, ours removed", extra={"column": column})
+        return kept
 
     def _investigate(self, job: Job, worker: str, config: ChannelConfig) -> dict[str, Any]:
         asker = self._askers.resolve(job.team, job.user)

@@ -21,7 +21,7 @@ from bot.intake import ignore_reason
 from bot.listeners import register
 from bot.logcontext import log_context
 from bot.settings import Settings
-from bot.slack_retry import retry_handlers
+from bot.slack_retry import error_code, is_transient, retry_handlers
 from bot.vault import ConfigError
 
 log = logging.getLogger(__name__)
@@ -69,14 +69,24 @@ def _drop_unwanted(
     return next_()
 
 
-def handle_error(error: Exception, body: dict[str, Any], context: BoltContext) -> None:
+def handle_error(
+    error: Exception, body: dict[str, Any], context: BoltContext, response: BoltResponse | None = None
+) -> None:
     """The Bolt-side boundary: log it; tell the person who acted where they wait for an answer.
 
     A command or a message button answers through its `response_url`; an App Home or modal click has none, so
     the person gets a DM. A failed *event* tells nobody: it answers 500, Slack delivers it again, and the job
     table keeps that to one answer (a DM per failed event would also message people who never asked anything).
+    A call Slack refused for good (a trigger or channel the request named that Slack does not know) is no fault
+    of ours to retry: 400 with `X-Slack-No-Retry`, one warning line, no traceback.
     """
-    log.error("listener failed", exc_info=error)
+    if isinstance(error, SlackApiError) and not is_transient(error):
+        log.warning("slack refused a call made for a request", extra={"error": error_code(error)})
+        if response is not None:
+            response.status = 400
+            response.headers["x-slack-no-retry"] = ["1"]
+    else:
+        log.error("listener failed", exc_info=error)
     if context.respond is not None and context.respond.response_url:
         context.respond(text=ERROR_REPLY, response_type="ephemeral", replace_original=False)
     elif _is_view_click(body) and context.user_id and context.client is not None:

@@ -3,7 +3,9 @@ call) gives the directory-trusted principals, linked OAuth accounts add theirs. 
 nothing the model says, can change whose identity is used.
 
 `users.info` answers are cached for `USER_TTL_S` (Tier 4, but a `channel`-policy answer looks up every member
-of a large channel): concurrent lookups of one user make one call, and a failed call is not cached.
+of a large channel): concurrent lookups of one user make one call, and a failed call is not cached. Whether a
+user is a bot is also remembered past the TTL (`known_bot`), so the intake can drop a known bot's message
+without a Web API call before anything is posted.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cachetools import TTLCache, cached
+from cachetools import LRUCache, TTLCache, cached
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -60,6 +62,8 @@ class AskerDirectory:
         self._linker = linker
         users: TTLCache[str, dict[str, Any]] = TTLCache(MAX_CACHED_USERS, ttl_s, timer=clock)
         self._user = cached(users, condition=threading.Condition())(self._fetch_user)
+        self._bots: LRUCache[str, bool] = LRUCache(MAX_CACHED_USERS)  # kept past the TTL: served stale
+        self._bots_lock = threading.Lock()
 
     def resolve(self, team: str, user: str, *, notes: bool = True) -> Asker:
         """The user's principals; `notes=False` skips the link nudges (channel members who did not ask)."""
@@ -99,11 +103,21 @@ class AskerDirectory:
         except UnknownAsker:
             return False
 
+    def known_bot(self, user: str) -> bool | None:
+        """Whether `user` was a bot when Slack last said (however long ago), without asking; None if never said."""
+        if not user.startswith(("U", "W")):
+            return False
+        with self._bots_lock:
+            return self._bots.get(user)
+
     def _fetch_user(self, user: str) -> dict[str, Any]:
         try:
-            return dict(self._client.users_info(user=user)["user"])
+            found = dict(self._client.users_info(user=user)["user"])
         except SlackApiError as exc:
             raise UnknownAsker(user) from exc
+        with self._bots_lock:
+            self._bots[user] = bool(found.get("is_bot"))
+        return found
 
     def _unlinked_notes(self, team: str, user: str) -> list[str]:
         """A private nudge per OAuth source the asker has not connected: without it, only what anyone may see

@@ -308,6 +308,24 @@ class JobQueue:
         self.wake_all()
         return bool(won)
 
+    def settle_post(self, job_id: int, column: str, ts: str, *, queued: bool = False) -> str | None:
+        """One owner for the job's placeholder (`placeholder_ts`) or a command's echo (`thread_ts`): records `ts`
+        unless one is recorded already, atomically, and returns the one kept (None: the job is over without
+        one, e.g. dropped). Whoever posted a message that was not kept deletes it."""
+        target = slack_jobs.c[column]
+        values: dict[str, Any] = {column: ts}
+        if column == "placeholder_ts":
+            values["ack_queued"] = int(queued)
+        live = slack_jobs.c.status.in_((PENDING, CLAIMED))
+        with self._engine.begin() as conn:
+            conn.execute(
+                update(slack_jobs)
+                .where((slack_jobs.c.id == job_id) & target.is_(None) & live)
+                .values(**values)
+            )
+            kept = conn.execute(select(target).where(slack_jobs.c.id == job_id)).scalar()
+        return str(kept) if kept is not None else None
+
     def ahead_of(self, job_id: int) -> int:
         """Questions that will be answered before this one: older pending jobs plus the running ones."""
         older = (slack_jobs.c.status == PENDING) & (slack_jobs.c.id < job_id)

@@ -33,7 +33,6 @@ from bot.testing.slack_emulator import SlackEmulator
 from connectors.local_servers import free_port
 
 LOCAL_SIGNING_SECRET = "51e07b0a7c0d4f6e9a8b3c2d1e0f4a5b"  # the format of a real one (32 hex)
-SOCKET_PING_S = 1.0  # a dropped connection is noticed within about this long
 STARTUP_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 40.0
 GENERAL = "C0GENERAL"
@@ -78,7 +77,7 @@ def local_bot(
     with serve_asgi(bot.asgi) as url, ExitStack() as stack:
         if socket_mode:
             server = slack.connect_socket_mode()
-            handler = socket_mode_handler(bot.app, slack.app_token, ping_interval_s=SOCKET_PING_S)
+            handler = socket_mode_handler(bot.app, slack.app_token)
             handler.connect()
             stack.callback(handler.close)
             server.wait_connected()

@@ -51,5 +51,14 @@ def request_urls(manifest: Manifest) -> list[str]:
     return [u for u in urls if u]
 
 
+def redirect_urls(manifest: Manifest) -> list[str]:
+    """Where Slack may send a browser back after Sign in with Slack (OpenID Connect)."""
+    return list(manifest.get("oauth_config", {}).get("redirect_urls", []))
+
+
+def user_scopes(manifest: Manifest) -> frozenset[str]:
+    return frozenset(manifest.get("oauth_config", {}).get("scopes", {}).get("user", []))
+
+
 def request_paths(manifest: Manifest) -> set[str]:
     return {urlsplit(url).path for url in request_urls(manifest)}

@@ -1,5 +1,11 @@
 """Slack mrkdwn text pieces for `render.py`: escaping, safe links, and cutting long text where Slack allows.
 
+Every piece of source or model text leaves Sleuth through `escape` (mrkdwn: text, blocks, ephemeral messages,
+App Home, modals) or `escape_markdown` (a `markdown_text` stream or markdown block): Slack's rule for its three
+control characters (& < >), so `<!channel>`, `<!here>`, `<@U…>`, `<#C…>`, `<!subteam^…>` and `<url|label>`
+in a document reach Slack as text; markdown's link syntax is escaped too. The only links in an answer are
+Sleuth's own (`link`, `markdown_link`).
+
 Pure functions of strings. A cut never falls inside an "atom": a link `<url|title>`, a citation `[n]` or an
 entity `&amp;`, so a citation or a link is never split between two blocks.
 """
@@ -17,6 +23,22 @@ _URL_UNSAFE = {"|": "%7C", "<": "%3C", ">": "%3E", " ": "%20", "\n": "", "\r": "
 def escape(text: str) -> str:
     """Slack's three control characters; every piece of source or model text goes through this."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_MARKDOWN_SPECIAL = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]"})
+
+
+def escape_markdown(text: str) -> str:
+    """Source or model text for markdown (Slack's `markdown_text`): `escape`, and backslashes before brackets,
+    so no `[label](url)`, `![alt](url)` or `[ref]: url` in a document becomes a link."""
+    return escape(text.translate(_MARKDOWN_SPECIAL))
+
+
+def markdown_link(url: str | None, text: str) -> str:
+    """`[text](url)` with `text` escaped, or just the escaped text when the URL is not linkable."""
+    safe = safe_url(url)
+    label = escape_markdown(text)
+    return f"[{label}]({safe.replace('(', '%28').replace(')', '%29')})" if safe else label
 
 
 def safe_url(url: str | None) -> str | None:

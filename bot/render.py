@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from bot.mrkdwn import clip, escape, link, safe_url, split
+from bot.mrkdwn import clip, escape, escape_markdown, link, markdown_link, safe_url, split
 
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3000
@@ -28,6 +28,8 @@ SHOW_TRACE_ACTION = "sleuth_show_trace"
 UPDATE_NOTE = ":pencil2: Updated answer, for the edited question."
 
 _CITATION = re.compile(r"\[(\d+)\]")
+_ESCAPED_CITATION = re.compile(r"\\\[(\d+)\\\]")  # a citation after `escape_markdown`
+NO_ANSWER = "I have no answer to show."
 _TICKET = re.compile(r"^([A-Z][A-Z0-9]+-\d+)\b")
 
 Message = dict[str, Any]  # {"text": fallback, "blocks": [...]}
@@ -53,7 +55,14 @@ def answer_text(answer: dict[str, Any]) -> str:
         url = urls.get(int(m.group(1)))
         return f"<{url}|[{m.group(1)}]>" if url else m.group(0)
 
-    return _CITATION.sub(cite, escape(answer.get("text") or "I have no answer to show."))
+    return _CITATION.sub(cite, escape(answer.get("text") or NO_ANSWER))
+
+
+def answer_markdown(answer: dict[str, Any]) -> str:
+    """The answer as markdown for a stream: everything escaped, each [n] a link to its source."""
+    urls = {s["n"]: s.get("url") for s in answer.get("sources", [])}
+    text = escape_markdown(answer.get("text") or NO_ANSWER)
+    return _ESCAPED_CITATION.sub(lambda m: markdown_link(urls.get(int(m.group(1))), f"[{m.group(1)}]"), text)
 
 
 def source_lines(sources: list[dict[str, Any]]) -> list[str]:
@@ -155,7 +164,7 @@ def render_answer(answer: dict[str, Any], *, trace_id: str, note: str | None = N
     body += [_context(f"_{unconfirmed}_")] if unconfirmed else []
     body += _list_blocks("*Open gaps*", gap_lines(answer.get("gaps", [])))
     tail = [_context(footer_text(answer)), *_actions(trace_id)]
-    fallback = clip(answer.get("text") or "Sleuth's answer", MAX_FALLBACK_TEXT)
+    fallback = clip(escape(answer.get("text") or "Sleuth's answer"), MAX_FALLBACK_TEXT)
     return pack(head + body, tail, fallback)
 
 
@@ -178,7 +187,7 @@ def streamed_answer(
         return None
     text_blocks = _sections(answer_text(answer))
     rest = [b for b in messages[0]["blocks"] if b not in text_blocks]
-    return answer.get("text") or "I have no answer to show.", rest, messages[0]
+    return answer_markdown(answer), rest, messages[0]
 
 
 def pack(blocks: list[dict[str, Any]], tail: list[dict[str, Any]], fallback: str) -> list[Message]:

@@ -3,9 +3,13 @@ before Bolt sees it. Hostile or broken requests get a status and one log line, n
 
 - 401: no or malformed signature headers (non-ASCII, a timestamp that is not a plain number), a timestamp more
   than five minutes off, or a signature that does not match the raw body (HMAC-SHA256, Slack's v0 scheme).
-- 413: a body larger than anything Slack sends.
+- 413: a body larger than anything Slack sends; 415: a content type Slack never sends (JSON or a form only).
 - 400: a signed body that is not what Slack sends: not UTF-8, not JSON / form, or JSON whose fields Bolt and the
-  listeners read have the wrong type (`envelope_problem`, also used for Socket Mode envelopes).
+  listeners read have the wrong type or are missing (`envelope_problem`, also used for Socket Mode envelopes).
+
+The payload checked here is the one Bolt gets (`bolt_request`): Bolt's own parser reads a body by sniffing it
+(JSON when it starts with "{", a form's `payload` whenever the word occurs anywhere, so `/sleuth ask ... payload`
+became an empty request), which could differ from what was checked.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from slack_bolt import BoltRequest
 
 MAX_BODY_BYTES = 1_000_000
 MAX_CLOCK_SKEW_S = 300
 COMMAND_FIELDS = ("command", "team_id", "user_id", "channel_id", "trigger_id")
+JSON_TYPE = "application/json"
+FORM_TYPE = "application/x-www-form-urlencoded"
+INTERACTIVE = ("block_actions", "view_submission", "view_closed", "shortcut", "message_action")
 
 
 class Rejected(Exception):
@@ -77,18 +85,56 @@ class _Ref(_Shape):
     id: str
 
 
+class _Action(_Shape):
+    action_id: str
+    block_id: str | None = None
+    type: str | None = None
+    value: str | None = None
+    action_ts: str | None = None
+
+
+class _StateValue(_Shape):
+    type: str | None = None
+    value: str | None = None
+
+
+class _State(_Shape):
+    values: dict[str, dict[str, _StateValue]]
+
+
+class _View(_Shape):
+    id: str | None = None
+    type: str | None = None
+    callback_id: str | None = None
+    private_metadata: str | None = None
+    state: _State | None = None
+    blocks: list[dict[str, Any]] | None = None
+
+
 class _Interactive(_Shape):
     type: str
-    user: _Ref | None = None
+    user: _Ref
     team: _Ref | None = None
     channel: _Ref | None = None
     enterprise: _Ref | None = None
     container: dict[str, Any] | None = None
-    actions: list[dict[str, Any]] | None = None
-    view: dict[str, Any] | None = None
+    view: _View | None = None
     message: dict[str, Any] | None = None
     response_url: str | None = None
     trigger_id: str | None = None
+    callback_id: str | None = None
+
+
+class _BlockActions(_Interactive):
+    actions: list[_Action] = Field(min_length=1)
+
+
+class _ViewPayload(_Interactive):
+    view: _View
+
+
+class _Shortcut(_Interactive):
+    callback_id: str
 
 
 class _Message(_Shape):
@@ -124,37 +170,69 @@ def verify_signature(
 
 
 def parse_body(content_type: str, body: bytes) -> dict[str, Any]:
-    """The payload as Bolt will parse it; raises `Rejected(400)` for anything Slack would not send."""
+    """The payload Bolt is to get (`bolt_request`); raises `Rejected` (4xx) for anything Slack would not send."""
     if len(body) > MAX_BODY_BYTES:
         raise Rejected(413, "body too large")
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media not in (JSON_TYPE, FORM_TYPE):
+        raise Rejected(415, "content type is neither JSON nor a form")
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Rejected(400, "body is not UTF-8") from exc
     try:
-        if content_type.startswith("application/json"):
-            payload = json.loads(text)
-        else:
-            form = dict(parse_qsl(text, keep_blank_values=True))
-            if "payload" in form:
-                payload = json.loads(form["payload"])
-            elif "command" in form:
-                missing = [name for name in COMMAND_FIELDS if not form.get(name)]
-                if missing:
-                    raise Rejected(400, "slash command without " + ",".join(missing))
-                return form
-            elif form.get("ssl_check"):
-                return form
-            else:
-                raise Rejected(400, "form body without payload or command")
+        payload, plain_form = (json.loads(text), False) if media == JSON_TYPE else _form_payload(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise Rejected(400, "body is not valid JSON") from exc
+    if plain_form:
+        return payload  # a slash command or an SSL check, checked in _form_payload
     if not isinstance(payload, dict):
         raise Rejected(400, "payload is not an object")
     problem = envelope_problem(payload)
     if problem:
         raise Rejected(400, problem)
     return payload
+
+
+def _form_payload(text: str) -> tuple[Any, bool]:
+    """A form's `payload` (interactivity, as JSON), or the form itself (a slash command, an SSL check: True)."""
+    pairs = parse_qsl(text, keep_blank_values=True)
+    form = dict(pairs)
+    if len(form) != len(pairs):
+        raise Rejected(400, "form with a repeated field")
+    if "payload" in form:
+        if len(form) != 1:
+            raise Rejected(400, "payload form with other fields")
+        return json.loads(form["payload"]), False
+    if "command" in form:
+        problem = command_problem(form)
+        if problem:
+            raise Rejected(400, problem)
+        return form, True
+    if form.get("ssl_check"):
+        return form, True
+    raise Rejected(400, "form body without payload or command")
+
+
+def command_problem(form: dict[str, Any]) -> str | None:
+    """Why a slash command's fields are not what Slack sends (a form over HTTP, JSON over Socket Mode), or None."""
+    missing = [name for name in COMMAND_FIELDS if not (isinstance(form.get(name), str) and form[name])]
+    if missing:
+        return "slash command without " + ",".join(missing)
+    if not form["command"].startswith("/"):
+        return "slash command that is not a command"
+    odd = [name for name in ("text", "response_url") if name in form and not isinstance(form[name], str)]
+    return "slash command with a malformed " + ",".join(odd) if odd else None
+
+
+def bolt_request(
+    request_body: str, headers: Mapping[str, str], query: str, payload: dict[str, Any]
+) -> BoltRequest:
+    """The request as Bolt sees it, carrying the payload the door checked (and the raw body, for Bolt's own
+    signature check): built as from a parsed dict, then marked as the HTTP request it is."""
+    bolt = BoltRequest(body=payload, query=query, headers=dict(headers), mode="socket_mode")
+    bolt.raw_body, bolt.mode = request_body, "http"
+    return bolt
 
 
 def envelope_problem(payload: dict[str, Any]) -> str | None:
@@ -165,13 +243,13 @@ def envelope_problem(payload: dict[str, Any]) -> str | None:
     try:
         if kind == "event_callback":
             envelope = _EventCallback.model_validate(payload)
-            return _event_problem(envelope.event)
+            return _event_problem(envelope.event, payload["event"])
         if kind == "url_verification":
             return None if isinstance(payload.get("challenge"), str) else "url_verification without challenge"
         if kind == "app_rate_limited":
             return None
-        if kind in ("block_actions", "view_submission", "view_closed", "shortcut", "message_action"):
-            _Interactive.model_validate(payload)
+        if kind in INTERACTIVE:
+            _INTERACTIVE_SHAPES.get(kind, _Interactive).model_validate(payload)
             return None
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -179,9 +257,20 @@ def envelope_problem(payload: dict[str, Any]) -> str | None:
     return f"unexpected payload type {kind[:40]!r}"
 
 
-def _event_problem(event: _Event) -> str | None:
+_INTERACTIVE_SHAPES: dict[str, type[_Interactive]] = {
+    "block_actions": _BlockActions,
+    "view_submission": _ViewPayload,
+    "view_closed": _ViewPayload,
+    "shortcut": _Shortcut,
+    "message_action": _Shortcut,
+}
+
+
+def _event_problem(event: _Event, raw: dict[str, Any]) -> str | None:
     if event.type in ("message", "app_mention") and (event.channel is None or (event.ts is None)):
         return "message event without channel or ts"
+    if event.type == "app_home_opened" and not (isinstance(raw.get("user"), str) and event.channel):
+        return "app_home_opened without user or channel"
     if event.subtype == "message_changed":
         if event.message is None:
             return "message_changed without message"

@@ -21,7 +21,7 @@ from typing import Any
 
 import uvicorn
 from slack_bolt import App
-from slack_bolt.adapter.starlette.handler import to_bolt_request, to_starlette_response
+from slack_bolt.adapter.starlette.handler import to_starlette_response
 from slack_sdk import WebClient
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -44,7 +44,7 @@ from bot.intake import ignore_reason
 from bot.jobs import DEFAULT_LEASE_S, Clock, JobQueue
 from bot.oauth_routes import oauth_routes
 from bot.receipt import Receipts, intake_client
-from bot.request_guard import Rejected, parse_body, verify_signature
+from bot.request_guard import Rejected, bolt_request, parse_body, verify_signature
 from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
@@ -83,8 +83,8 @@ def build_asgi(app: App, *, signing_secret: str | None, linker: AccountLinker | 
         if reason:
             log.info("delivery ignored", extra={"reason": reason})
             return Response(status_code=200)
-        bolt_request = to_bolt_request(request, body)
-        bolt_response = await run_in_threadpool(app.dispatch, bolt_request)
+        checked = bolt_request(body.decode("utf-8"), request.headers, request.url.query, payload)
+        bolt_response = await run_in_threadpool(app.dispatch, checked)
         return to_starlette_response(bolt_response)
 
     async def healthz(request: Request) -> Response:
@@ -131,9 +131,10 @@ class SlackBot:
             resolver = PrincipalResolver(linker, _principals_for(rt))
         askers = AskerDirectory(self.client, rt.principals_for_email, resolver, linker)
         is_bot = (lambda user: False) if settings.answer_bots else askers.is_bot
+        known_bot = (lambda user: False) if settings.answer_bots else askers.known_bot
         # With no workers here (`serve --workers 0`), `sleuth worker` processes answer: assume one is free.
         self.receipts = Receipts(
-            intake_client(self.client), self.jobs, workers=max(workers, 1), is_bot=is_bot
+            intake_client(self.client), self.jobs, workers=max(workers, 1), is_bot=is_bot, known_bot=known_bot
         )
         self.deps = BotDeps(
             settings=settings,

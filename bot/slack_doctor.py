@@ -3,7 +3,8 @@ what to fix. Each check is a plain function of the settings (and what Slack or `
 
 - the bot token: present, a bot token, accepted by `auth.test`;
 - its granted scopes (Slack's `x-oauth-scopes` response header) against bot/manifest.yaml;
-- the mode's secret: the signing secret's format (HTTP mode) or the app-level token's (Socket Mode);
+- the mode's secret: the signing secret's format (HTTP mode), or the app-level token (Socket Mode), which
+  `apps.connections.open` must accept (the WebSocket URL it returns is single-use and left unopened);
 - the public URL: `/healthz` answers where `serve` runs, and in HTTP mode `/slack/events` answers Slack's signed
   `url_verification` challenge as Bolt does when Slack checks the request URL.
 """
@@ -119,7 +120,7 @@ def _scopes(granted: frozenset[str] | None) -> Check:
 def _mode_secret(settings: Settings) -> list[Check]:
     if settings.slack_app_token is not None:
         if settings.slack_app_token.get_secret_value().startswith("xapp-"):
-            return [Check("socket mode", "ok", "app-level token set (xapp-...)")]
+            return [_connections_open(settings)]
         return [
             Check(
                 "socket mode",
@@ -141,6 +142,38 @@ def _mode_secret(settings: Settings) -> list[Check]:
             "Verification Token) into SLEUTH_SLACK_SIGNING_SECRET, or set SLEUTH_SLACK_APP_TOKEN for Socket Mode",
         )
     ]
+
+
+CONNECTIONS_FIX = {
+    "socket_mode_not_enabled": "turn on Settings -> Socket Mode for the app",
+    "not_allowed_token_type": "use the app-level token (xapp-...), not a bot or user token",
+}
+
+
+def _connections_open(settings: Settings) -> Check:
+    """The app-level token tried as `sleuth serve` uses it: `apps.connections.open` hands out a WebSocket URL."""
+    token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
+    client = WebClient(base_url=settings.slack_api_url, timeout=int(HTTP_TIMEOUT_S))
+    try:
+        url = str(client.apps_connections_open(app_token=token).get("url") or "")
+    except SlackApiError as exc:
+        error = str(exc.response.get("error"))
+        fix = CONNECTIONS_FIX.get(
+            error,
+            "Basic Information -> App-Level Tokens -> generate one with scope connections:write and put it in "
+            "SLEUTH_SLACK_APP_TOKEN",
+        )
+        return Check(
+            "socket mode", "fail", f"apps.connections.open refused the app-level token ({error})", fix
+        )
+    except OSError as exc:
+        return Check("socket mode", "fail", f"could not reach {settings.slack_api_url} ({type(exc).__name__})",
+                     "check the network (or SLEUTH_SLACK_API_URL) from where `sleuth serve` runs")  # fmt: skip
+    if not url.startswith(("wss://", "ws://")):
+        return Check(
+            "socket mode", "fail", "apps.connections.open gave no WebSocket URL", "check SLEUTH_SLACK_API_URL"
+        )
+    return Check("socket mode", "ok", "apps.connections.open accepted the app-level token")
 
 
 def _public_url(settings: Settings) -> list[Check]:

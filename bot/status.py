@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.mrkdwn import escape
+
 log = logging.getLogger(__name__)
 
 STATUS_INTERVAL_S = 1.0  # per channel; Slack allows roughly one update per second in a conversation
@@ -211,7 +213,7 @@ class StatusBoard:
                     channel_id=line.channel, thread_ts=line.thread_ts, status=text
                 )
             elif text:  # the placeholder is replaced by the answer itself: nothing to clear
-                self._client.chat_update(channel=line.channel, ts=line.placeholder_ts, text=text)
+                self._client.chat_update(channel=line.channel, ts=line.placeholder_ts, text=escape(text))
             return "sent", 0.0
         except SlackApiError as exc:
             error = exc.response.get("error")

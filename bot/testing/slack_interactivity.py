@@ -43,6 +43,14 @@ class InteractivityMixin:
             self._triggers[trigger_id] = False
             return trigger_id
 
+    def issue_trigger(self) -> str:
+        """A fresh trigger id, as Slack puts in an interactive payload (for payloads a test builds itself)."""
+        return self._issue_trigger()
+
+    def issue_response_url(self, user_id: str, channel: str) -> str:
+        """A fresh `response_url` for a private reply to `user_id` in `channel` (for payloads a test builds)."""
+        return self._issue_response_url(user=user_id, channel=channel, message_ts=None, ephemeral=True)
+
     def _use_trigger(self, trigger_id: str) -> str | None:
         """None when the trigger may open a view; Slack's error code otherwise (each works once)."""
         if trigger_id not in self._triggers:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+_MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before ASCII punctuation
+
+
+def markdown_shown(text: str) -> str:
+    """A markdown block's text as Slack shows it, as far as these messages need: backslash escapes resolved."""
+    return _MARKDOWN_ESCAPE.sub(r"\1", text)
 
 
 def _text(obj: Any) -> str:
@@ -54,7 +62,7 @@ def _block(block: dict[str, Any]) -> str:
     if kind == "header":
         return f"== {_text(block.get('text'))} =="
     if kind == "markdown":
-        return _text(block)
+        return markdown_shown(_text(block))
     if kind == "divider":
         return "-" * 40
     if kind == "context":

@@ -11,6 +11,9 @@ An envelope that is not acked within `ack_timeout_s` (the connection dropped, th
 on whatever connection is live, with `retry_attempt` + 1 and `retry_reason` "timeout", as Slack does (up to
 `MAX_RETRIES` times). Tickets are single-use, as Slack's are. The emulator routes deliveries here once
 `SlackEmulator.connect_socket_mode` was called.
+
+The app reaches the WebSocket through a TCP relay (`_Relay`), so a test can also drop a connection silently
+(`stall_connections`: no bytes either way, nothing closed, as when a NAT forgets it): only pings reveal that.
 """
 
 from __future__ import annotations
@@ -37,6 +40,59 @@ MAX_RETRIES = 3
 CONNECT_WAIT_S = 30.0
 
 
+class _Relay:
+    """TCP from the app to the WebSocket server, byte for byte; a stalled pair carries nothing and stays open."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target = target_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._lock = threading.Lock()
+        self._pairs: list[tuple[socket.socket, socket.socket, threading.Event]] = []
+        threading.Thread(target=self._accept, name="slack-socket-relay", daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return int(self._listener.getsockname()[1])
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                app_side, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            server_side = socket.create_connection(("127.0.0.1", self._target))
+            stalled = threading.Event()
+            with self._lock:
+                self._pairs.append((app_side, server_side, stalled))
+            for source, sink in ((app_side, server_side), (server_side, app_side)):
+                threading.Thread(target=self._pump, args=(source, sink, stalled), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, stalled: threading.Event) -> None:
+        try:
+            while data := source.recv(65536):
+                if not stalled.is_set():
+                    sink.sendall(data)
+        except OSError:
+            pass
+        if not stalled.is_set():  # a stalled pair never tells either side anything
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def stall(self) -> None:
+        with self._lock:
+            for _, _, stalled in self._pairs:
+                stalled.set()
+
+    def close(self) -> None:
+        self._listener.close()
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for app_side, server_side, _ in pairs:
+            app_side.close()
+            server_side.close()
+
+
 class SocketModeServer:
     def __init__(
         self,
@@ -56,6 +112,7 @@ class SocketModeServer:
         self.envelopes: list[dict[str, Any]] = []  # everything sent, retries included
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
+        self._relay: _Relay | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -66,9 +123,12 @@ class SocketModeServer:
             target=self._server.serve_forever, name="slack-socket-mode", daemon=True
         )
         self._thread.start()
+        self._relay = _Relay(sock.getsockname()[1])
         return self
 
     def stop(self) -> None:
+        if self._relay is not None:
+            self._relay.close()
         if self._server is not None:
             self._server.shutdown()
         if self._thread is not None:
@@ -77,13 +137,12 @@ class SocketModeServer:
 
     def new_url(self) -> str:
         """What `apps.connections.open` returns: a fresh single-use ticket."""
-        if self._server is None:
+        if self._relay is None:
             raise RuntimeError("socket mode server is not started")
         ticket = secrets.token_hex(16)
         with self._cond:
             self._tickets.add(ticket)
-        port = self._server.socket.getsockname()[1]
-        return f"ws://127.0.0.1:{port}/link/?ticket={ticket}&app_id={self._app_id}"
+        return f"ws://127.0.0.1:{self._relay.port}/link/?ticket={ticket}&app_id={self._app_id}"
 
     # -- connections -------------------------------------------------------------------------------------
 
@@ -156,6 +215,15 @@ class SocketModeServer:
         for conn in live:
             self._cut(conn)
 
+    def stall_connections(self) -> None:
+        """Every live connection goes silent (no bytes either way, nothing closed); they are no longer live.
+        The app notices only when its pings go unanswered, and must then open a new one."""
+        if self._relay is not None:
+            self._relay.stall()
+        with self._cond:
+            self._live.clear()
+            self._cond.notify_all()
+
     def _cut(self, conn: ServerConnection) -> None:
         """Close the TCP connection under the WebSocket, without a close frame; it is no longer live."""
         with self._cond:
@@ -196,6 +264,13 @@ class SocketModeServer:
             if acked is not None:
                 return True, acked
         return False, {}
+
+    def deliver_raw(self, envelope: dict[str, Any]) -> bool:
+        """Sends one envelope exactly as given (malformed ones too), once; whether the app acked it in time."""
+        envelope_id = str(envelope.get("envelope_id") or uuid.uuid4())
+        if not self._send(envelope):
+            return False
+        return self._wait_ack(envelope_id) is not None
 
     def _send(self, envelope: dict[str, Any]) -> bool:
         try:

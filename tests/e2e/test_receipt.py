@@ -4,13 +4,14 @@ the question is queued; each question is acknowledged once."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.jobs import CANCELLED, DONE
+from bot.jobs import CANCELLED, DONE, PENDING
 from bot.local_slack import GENERAL
 from bot.receipt import PLACEHOLDER
 from bot.testing.slack_render import format_message
-from tests.e2e.conftest import EnvFactory
+from tests.e2e.conftest import EnvFactory, SlackEnv
 
 QUESTIONS = ("why did the 4.2 Android release slip?", "who owns OPS-31?", "what is the P1 response time?")
 
@@ -88,3 +89,71 @@ def test_a_burst_is_acknowledged_once_per_question_saying_how_many_are_ahead(mak
         for n in range(1, 12)
     ]
     assert texts == sorted([PLACEHOLDER, *queued])  # one each; the queue position as of the question
+
+
+def _one_message_after_a_late_placeholder(env: SlackEnv, release: threading.Event, ts: str) -> dict:
+    """Lets the held placeholder land, waits for the intake to settle it, and returns the thread's one message."""
+    release.set()
+    env.settle()  # the late post answered and was kept or deleted
+    [message] = env.slack.bot_messages(GENERAL, ts)
+    return message
+
+
+def test_a_placeholder_slower_than_the_intake_timeout_lands_after_the_answer_and_is_removed(
+    make_env: EnvFactory,
+) -> None:
+    """Slack takes the intake's post only after the worker answered: the late "Looking into it…" is deleted."""
+    env = make_env(slack_stream_answers=False)  # the answer replaces the worker's placeholder in place
+    release = env.slack.hold_next("chat.postMessage")  # taken (and posted) only once released
+
+    ts = env.slack.post_as_user(
+        env.ids["alice@acme.io"], GENERAL, f"<@{env.slack.bot_user_id}> {QUESTIONS[0]}"
+    )
+    [answer] = env.wait_answers(GENERAL, ts)  # the worker posted its own placeholder, then answered
+    assert env.slack.held("chat.postMessage") == 1
+
+    assert _one_message_after_a_late_placeholder(env, release, ts)["ts"] == answer["ts"]
+    assert "*Sources*" in format_message(answer) and env.bot.jobs.counts() == {DONE: 1}
+    assert len(env.slack.calls_to("chat.delete")) == 1  # the late one, once it existed
+
+
+def test_a_placeholder_slower_than_the_intake_timeout_is_kept_when_it_lands_first(
+    make_env: EnvFactory,
+) -> None:
+    """The late post lands before any worker started: it is the placeholder, and the answer replaces it."""
+    env = make_env(workers=0, slack_stream_answers=False)
+    release = env.slack.hold_next("chat.postMessage")
+    ts = env.slack.post_as_user(
+        env.ids["alice@acme.io"], GENERAL, f"<@{env.slack.bot_user_id}> {QUESTIONS[0]}"
+    )
+    [job] = env.bot.jobs.for_message(env.slack.workspace.team_id, GENERAL, ts)
+    assert env.slack.wait_for(lambda: (env.bot.jobs.get(job.id) or job).acked_at is not None, timeout=10)
+
+    placeholder = _one_message_after_a_late_placeholder(env, release, ts)
+    assert (
+        placeholder["text"] == PLACEHOLDER
+        and (env.bot.jobs.get(job.id) or job).placeholder_ts == placeholder["ts"]
+    )
+    env.bot.pool.start()
+    [answer] = env.wait_answers(GENERAL, ts)
+    assert env.slack.bot_messages(GENERAL, ts) == [answer] and answer["ts"] == placeholder["ts"]
+    assert env.slack.calls_to("chat.delete") == []
+
+
+def test_no_web_api_call_comes_before_the_placeholder(make_env: EnvFactory) -> None:
+    """`users.info` (who asks, and whether a bot) waits until the placeholder is posted: a slow one delays
+    nothing the asker sees."""
+    env = make_env(workers=0)
+    release = env.slack.hold_next("users.info")
+
+    ts = env.slack.post_as_user(env.ids["bob@acme.io"], GENERAL, f"<@{env.slack.bot_user_id}> {QUESTIONS[1]}")
+    assert env.slack.wait_for(lambda: env.slack.held("users.info") == 1, timeout=10)
+
+    assert [m["text"] for m in env.slack.bot_messages(GENERAL, ts)] == [PLACEHOLDER]  # shown while it waits
+    release.set()
+    env.settle()
+    calls = [
+        c.method for c in env.slack.calls if c.method != "auth.test"
+    ]  # a held call is recorded when taken
+    assert calls == ["chat.postMessage", "users.info"]
+    assert env.bot.jobs.counts() == {PENDING: 1}  # and the question waits for a worker, not dropped

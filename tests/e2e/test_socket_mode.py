@@ -5,6 +5,7 @@ fixture also runs over Socket Mode.)"""
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from slack_sdk import WebClient
@@ -17,6 +18,7 @@ from tests.e2e.conftest import EnvFactory, SlackEnv
 
 QUESTION = "why did the 4.2 Android release slip?"
 FOLLOW_UP = "and who owns that?"
+RECONNECT_S = 5.0
 
 
 def _socket_env(make_env: EnvFactory, **kw: object) -> SlackEnv:
@@ -100,3 +102,59 @@ def test_apps_connections_open_wants_the_app_level_token(make_env: EnvFactory) -
     assert refused.value.response["error"] == "not_allowed_token_type"
     url = WebClient(base_url=env.slack.api_url).apps_connections_open(app_token=env.slack.app_token)["url"]
     assert url.startswith("ws://127.0.0.1:") and "ticket=" in url
+
+
+@pytest.mark.parametrize("drop", ["closed", "silent"])
+def test_a_dropped_connection_is_replaced_within_5_s(make_env: EnvFactory, drop: str) -> None:
+    """`closed`: the TCP connection ends; `silent`: it carries nothing and is never closed (a NAT forgot it),
+    which only unanswered pings reveal."""
+    env = _socket_env(make_env)
+    server = env.slack.socket_mode
+    assert server is not None
+    server.wait_connected()
+    opened = server.connections_opened
+
+    started = time.monotonic()
+    server.drop_connections() if drop == "closed" else server.stall_connections()
+    server.wait_connected(count=opened + 1, timeout=30)
+
+    assert time.monotonic() - started < RECONNECT_S
+    ts = env.mention("alice@acme.io", QUESTION)
+    assert len(env.wait_answers(GENERAL, ts)) == 1
+
+
+def _unreadable(env: SlackEnv) -> dict[str, dict]:
+    """Envelopes with a readable id that slack_sdk alone would leave unacked (Slack then delivers them again)."""
+    mention = env.slack.envelope({"type": "app_mention", "user": env.ids["alice@acme.io"], "channel": GENERAL,
+                                  "ts": "1800000000.000200", "text": "hi"})  # fmt: skip
+    command = {"command": "/sleuth", "text": 5, "team_id": env.slack.workspace.team_id, "user_id": "U0DANA",
+               "channel_id": GENERAL, "trigger_id": "1.2"}  # fmt: skip
+    click = {"type": "block_actions", "user": {"id": "U0DANA"}, "actions": []}
+    unhandled = env.slack.envelope({"type": "reaction_added", "user": "U0DANA", "reaction": "eyes"})
+    return {
+        "no-payload": {"type": "events_api"},
+        "payload-list": {"type": "events_api", "payload": [mention]},
+        "payload-number": {"type": "interactive", "payload": 7},
+        "no-type": {"payload": mention},
+        "type-number": {"type": 3, "payload": mention},
+        "command-text-number": {"type": "slash_commands", "payload": command},
+        "click-without-actions": {"type": "interactive", "payload": click},
+        "unhandled-event": {"type": "events_api", "payload": unhandled},
+    }
+
+
+def test_every_envelope_with_a_readable_id_is_acked(
+    make_env: EnvFactory, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    env = _socket_env(make_env)
+    server = env.slack.socket_mode
+    assert server is not None
+    server.wait_connected()
+
+    with caplog.at_level(logging.INFO):
+        acked = {name: server.deliver_raw({"envelope_id": f"env-{name}", **envelope})
+                 for name, envelope in _unreadable(env).items()}  # fmt: skip
+
+    assert acked == {name: True for name in acked}
+    assert [r for r in caplog.records if r.exc_info] == [] and "Traceback" not in capfd.readouterr().err
+    assert env.bot.jobs.counts() == {} and env.slack.calls_to("chat.postMessage") == []

@@ -14,9 +14,10 @@ from bot.jobs import DONE
 from bot.local_slack import GENERAL
 from bot.posting import EVENT_TYPE
 from bot.receipt import PLACEHOLDER
+from bot.render import answer_markdown
 from bot.streaming import chunks
 from bot.testing.slack_emulator import SlackEmulator
-from bot.testing.slack_render import format_message
+from bot.testing.slack_render import format_message, markdown_shown
 from tests.e2e.conftest import EnvFactory, SlackEnv
 
 QUESTION = "why did the 4.2 Android release slip?"
@@ -33,7 +34,10 @@ def _streamed_answer(env: SlackEnv, channel: str, ts: str, *, finished_later: bo
     assert job.result is not None
     shown, text = format_message(answer), job.result["answer"]["text"]
     if not finished_later:
-        assert answer["text"] == text and shown.startswith(text)  # the streamed text is the checked answer
+        text = answer_markdown(job.result["answer"])  # the checked answer, escaped, as markdown
+        assert answer["text"] == text
+        text = markdown_shown(text)
+        assert shown.startswith(text)
     assert shown.count(text[:60]) == 1  # whole, and no piece of it twice
     assert "*Sources*" in shown and "Confidence" in shown
     assert (answer["metadata"] or {}).get("event_type") == EVENT_TYPE

@@ -95,6 +95,26 @@ def test_each_broken_piece_is_named(
     assert check in failed and says in failed[check]
 
 
+def test_socket_mode_tries_the_app_token_with_apps_connections_open(
+    slack: SlackEmulator, served: str
+) -> None:
+    """A well-formed xapp- token is not enough: Slack must hand out a WebSocket URL for it."""
+    socket_mode = {"slack_app_token": SecretStr(slack.app_token), "slack_signing_secret": None}
+    assert (
+        _failed(_settings(slack, served, **socket_mode))
+        .get("socket mode", "")
+        .startswith(
+            "apps.connections.open refused the app-level token (socket_mode_not_enabled) | turn on Settings"
+        )
+    )  # the app has no Socket Mode yet
+    slack.connect_socket_mode()  # stopped with the emulator
+    revoked = {**socket_mode, "slack_app_token": SecretStr("xapp-1-A1-1-revoked")}
+    assert "(invalid_auth)" in _failed(_settings(slack, served, **revoked))["socket mode"]
+    checks = {c.name: c for c in check_slack(_settings(slack, served, **socket_mode))}
+    assert checks["socket mode"].status == "ok"
+    assert len(slack.calls_to("apps.connections.open")) == 3  # each try asked Slack
+
+
 def test_an_unreachable_public_url_says_to_start_serve(slack: SlackEmulator) -> None:
     failed = _failed(_settings(slack, f"http://127.0.0.1:{_closed_port()}"))
     assert list(failed) == ["public url"] and "start `sleuth serve`" in failed["public url"]

@@ -29,6 +29,7 @@ ADD_SOURCE = "admin_add_source"  # action_id of the "Add <kind> source" buttons
 ADD_SOURCE_VIEW = "admin_add_source_view"  # callback_id of the modal
 NAME_BLOCK = "source_name"
 NOT_ADMIN = "Only Sleuth admins can add or change sources."
+UNKNOWN_KIND = "This kind of source is not installed any more; close the form and try again."
 _SKIP_FIELDS = {"oauth", "timeout", "page_size"}  # advanced settings stay in the CLI
 
 
@@ -103,7 +104,7 @@ def add_source_modal(kind: str) -> dict[str, Any]:
 
 def config_from_values(kind: str, values: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     model: type[BaseModel] = connector_classes()[kind].config_model
-    raw = {block: next(iter(actions.values())).get("value") for block, actions in values.items()}
+    raw = {block: next(iter(actions.values()), {}).get("value") for block, actions in values.items()}
     config: dict[str, Any] = {}
     for name, field in model.model_fields.items():
         value = raw.get(name)
@@ -122,7 +123,10 @@ def handle_add_source(ack: Ack, body: dict[str, Any], client: WebClient, *, deps
         dm = client.conversations_open(users=user)["channel"]["id"]
         client.chat_postMessage(channel=dm, text=NOT_ADMIN)
         return
-    kind = body["actions"][0]["value"]
+    kind = body["actions"][0].get("value")
+    if kind not in connector_classes():
+        log.warning("add source clicked for an unknown kind")
+        return
     client.views_open(trigger_id=body["trigger_id"], view=add_source_modal(kind))
 
 
@@ -132,8 +136,11 @@ def handle_add_source_submit(ack: Ack, body: dict[str, Any], client: WebClient, 
         ack(response_action="errors", errors={NAME_BLOCK: NOT_ADMIN})
         return
     view = body["view"]
-    kind = json.loads(view.get("private_metadata") or "{}").get("kind", "")
-    name, config = config_from_values(kind, view["state"]["values"])
+    kind = _modal_kind(view.get("private_metadata"))
+    if kind is None:
+        ack(response_action="errors", errors={NAME_BLOCK: UNKNOWN_KIND})
+        return
+    name, config = config_from_values(kind, (view.get("state") or {}).get("values") or {})
     try:
         entry = deps.runtime.catalog.add(name, kind, config, added_by=user)
     except ValidationError as exc:
@@ -150,6 +157,15 @@ def handle_add_source_submit(ack: Ack, body: dict[str, Any], client: WebClient, 
             user_id=user, view=admin_home(deps, linking=deps.linker is not None)
         ),
     )
+
+
+def _modal_kind(metadata: str | None) -> str | None:
+    """The connector kind the modal was opened for, if it still is one."""
+    try:
+        kind = json.loads(metadata or "{}").get("kind") if metadata else None
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) and kind in connector_classes() else None
 
 
 def _field_errors(exc: ValidationError) -> dict[str, str]:

@@ -21,10 +21,13 @@ from bot.manifest import (
     bot_events,
     bot_scopes,
     load_manifest,
+    redirect_urls,
     request_paths,
     request_urls,
     socket_mode_variant,
+    user_scopes,
 )
+from bot.oauth_routes import SLACK_CALLBACK_PATH
 from bot.server import build_asgi
 from bot.testing.slack_emulator import SlackEmulator
 from bot.testing.slack_scopes import METHOD_SCOPES
@@ -36,6 +39,8 @@ CODE = [ROOT / "bot", ROOT / "connectors", ROOT / "graph_flows", ROOT / "evals"]
 NOT_APP_CODE = ROOT / "bot" / "testing"  # the emulator itself
 # Calls Bolt makes for us: `App(...)` checks the token; `say(...)` posts in the event's channel.
 BOLT_CALLS = {"auth.test", "chat.postMessage"}
+# Called with the app-level token (its scope, connections:write, is no bot scope); the emulator serves it apart.
+APP_TOKEN_METHODS = {"apps.connections.open"}
 
 
 def _validator() -> Draft7Validator:
@@ -117,6 +122,8 @@ def test_every_method_the_code_calls_is_served_and_granted_by_the_manifest() -> 
     scopes = bot_scopes(load_manifest())
     problems = []
     for method, where in sorted(_called_methods().items()):
+        if method in APP_TOKEN_METHODS:
+            continue  # test_socket_mode.py and test_slack_doctor.py call the emulator's
         if method not in served:
             problems.append(f"{method} (called in {sorted(where)}) is not served by the emulator")
         elif method not in METHOD_SCOPES:
@@ -141,6 +148,14 @@ def test_every_manifest_url_is_a_route_sleuth_serves() -> None:
     served = {route.path for route in build_asgi(_NoApp(), signing_secret=None).routes}  # type: ignore[arg-type, attr-defined]
     assert request_paths(manifest)
     assert request_paths(manifest) <= served
+
+
+def test_the_manifest_covers_sign_in_with_slack() -> None:
+    """`"binding": "slack"` sources send the browser through Sign in with Slack (OpenID Connect): Slack wants the
+    redirect URL registered and the OpenID scopes granted, in HTTP and Socket Mode alike."""
+    for manifest in (load_manifest(), socket_mode_variant(load_manifest())):
+        assert redirect_urls(manifest) == [EXAMPLE_URL + SLACK_CALLBACK_PATH]
+        assert user_scopes(manifest) == {"openid", "email", "profile"}
 
 
 def _registered_events() -> set[str]:

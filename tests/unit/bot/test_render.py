@@ -17,6 +17,7 @@ from bot.render import (
     UPDATE_NOTE,
     progress_text,
     render_answer,
+    streamed_answer,
 )
 from bot.render_trace import render_trace
 from bot.testing.slack_limits import blocks_text_length, validate_blocks
@@ -217,3 +218,39 @@ def test_progress_text_in_a_channel_names_only_what_every_member_may_open(
     nameable: set[str], expected: str
 ) -> None:
     assert progress_text(STEP, nameable=nameable.__contains__) == expected
+
+
+HOSTILE = "<!channel> <!here> <!everyone> <@U0DANA> <#C0GENERAL> <!subteam^S1> <https://evil.io|docs> [docs](https://evil.io)"
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_no_control_sequence_from_a_document_leaves_in_any_part() -> None:
+    """The notification text, every block, the streamed markdown: the only links are Sleuth's citations."""
+    gaps = [{"kind": "relation", "what": HOSTILE, "clue_numbers": [1]}]
+    conflicts = [
+        {"about": HOSTILE, "sides": [{"n": 1, "title": HOSTILE, "value": HOSTILE, "updated_at": HOSTILE}]}
+    ]
+    answer = _answer(text=f"{HOSTILE} [1] [2]", sources=[_source(1, HOSTILE), _source(2)], gaps=gaps,
+                     conflicts=conflicts)  # fmt: skip
+
+    streamed = streamed_answer(answer, trace_id="t")
+    assert streamed is not None
+    sent = _strings(render_answer(answer, trace_id="t")) + _strings(streamed)
+
+    links = {m for s in sent for m in re.findall(r"<[^<>]*>", s)}
+    assert links <= {"<https://wiki.acme.io/p/1|[1]>", "<https://wiki.acme.io/p/2|[2]>",
+                     "<https://wiki.acme.io/p/1|&lt;!channel&gt; &lt;!here&gt; &lt;!everyone&gt; &lt;@U0DANA&gt; "
+                     "&lt;#C0GENERAL&gt; &lt;!subteam^S1&gt; &lt;https://evil.io¦docs&gt; [docs](https://evil.io)>",
+                     "<https://wiki.acme.io/p/2|Release 4.2 Plan>"}  # fmt: skip
+    markdown_links = {m for s in _strings(streamed[0]) for m in re.findall(r"(?<!\\)\]\((\S+?)\)", s)}
+    assert markdown_links == {"https://wiki.acme.io/p/1", "https://wiki.acme.io/p/2"}
+    assert "\\[docs\\](https://evil.io)" in streamed[0] and "&lt;!channel&gt;" in streamed[0]
