@@ -16,9 +16,14 @@ depends_on = None
 
 
 def upgrade() -> None:
+    inspector = sa.inspect(op.get_bind())
+    if not inspector.has_table("gap_entries"):  # a database without a gap log gets it, newest, when it starts
+        return
+    present = {c["name"] for c in inspector.get_columns("gap_entries")}
     with op.batch_alter_table("gap_entries") as batch:
         for name in ("derived_from", "derived_askers"):
-            batch.add_column(sa.Column(name, sa.Text(), nullable=False, server_default="[]"))
+            if name not in present:
+                batch.add_column(sa.Column(name, sa.Text(), nullable=False, server_default="[]"))
 
 
 def downgrade() -> None:

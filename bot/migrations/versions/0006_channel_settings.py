@@ -40,8 +40,15 @@ def upgrade() -> None:
         sa.UniqueConstraint("channel", "thread_ts", "kind", name="uq_channel_activity"),
         if_not_exists=True,
     )
-    columns = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("slack_jobs")}
-    if "unsolicited" not in columns:  # a job queue started by this code already added it
+    # a job queue started by this code already has it; a database the CLI made has no job queue (it is
+    # created, with the column, by the first `sleuth serve`)
+    inspector = sa.inspect(op.get_bind())
+    columns = (
+        {c["name"] for c in inspector.get_columns("slack_jobs")}
+        if inspector.has_table("slack_jobs")
+        else None
+    )
+    if columns is not None and "unsolicited" not in columns:
         with op.batch_alter_table("slack_jobs") as batch:
             batch.add_column(sa.Column("unsolicited", sa.Integer(), nullable=False, server_default="0"))
 

@@ -96,3 +96,25 @@ def test_a_new_database_is_stamped_and_a_stamped_one_follows_the_code(stack: Sta
     assert current(engine) == head()
     bring_to_head(engine, stamp_new=False)  # at the head: nothing to do
     assert current(engine) == head()
+
+
+def test_a_cli_database_with_only_some_tables_follows_the_code(stack: Stack) -> None:
+    """The CLI's database has the tables of the features it ran (no job queue, say): every revision after
+    the stamp applies to it all the same."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from bot.schema import SCRIPTS, alembic_config, bring_to_head
+    from connectors.database import make_engine
+
+    engine = make_engine(sqlite_url(stack.root / "cli"))
+    bring_to_head(engine)
+    KnowledgeStore(engine, stack.vectors())  # the CLI's own tables, nothing else
+    scripts = ScriptDirectory(str(SCRIPTS))
+    older = scripts.get_revision(head()).down_revision
+    config = alembic_config(engine)
+    with engine.begin() as conn:  # as an older Sleuth left it
+        config.attributes["connection"] = conn
+        command.stamp(config, str(older), purge=True)
+    bring_to_head(engine)
+    assert current(engine) == head()
