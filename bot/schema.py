@@ -95,11 +95,9 @@ def bring_to_head(engine: Engine, *, stamp_new: bool = True) -> None:
         return
     with engine.connect() as conn:
         empty = not inspect(conn).get_table_names()
-    if empty and stamp_new:
+    if empty and stamp_new:  # written directly: Alembic's env (every table's module) is not loaded for it
         with _IN_PROCESS, _migration_lock(engine), engine.begin() as conn:
-            config = alembic_config(engine)
-            config.attributes["connection"] = conn
-            command.stamp(config, "head")
+            MigrationContext.configure(conn).stamp(ScriptDirectory(str(SCRIPTS)), "head")
 
 
 @contextmanager
