@@ -294,17 +294,28 @@ def build_reasoner(
 def model_client(
     settings: LLMSettings, *, limits: LLMLimits | None = None, sleep: Callable[[float], None] | None = None
 ) -> ModelClient:
+    """The model's client with the preset's limits filled in (`llm_presets`) and its slots on this host."""
     from graph_flows.reasoners.llm_client import build_chat_model, provider_of
+    from graph_flows.reasoners.llm_presets import resolved
+    from graph_flows.reasoners.llm_slots import Slots
 
     if not settings.llm_model:
         raise ValueError("no model configured (SLEUTH_LLM_MODEL)")
-    limits = limits or getattr(settings, "llm", None) or LLMLimits()
+    provider, name = provider_of(settings.llm_model)
+    limits = resolved(
+        limits or getattr(settings, "llm", None) or LLMLimits(), provider, settings.llm_base_url
+    )
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     chat = build_chat_model(settings.llm_model, base_url=settings.llm_base_url, api_key=key, limits=limits)
-    provider, _ = provider_of(settings.llm_model)
-    if sleep is None:
-        return ModelClient(chat, limits, provider=provider)
-    return ModelClient(chat, limits, provider=provider, sleep=sleep)
+    slots = Slots(
+        f"{settings.llm_model}@{settings.llm_base_url or provider}",
+        limits.max_in_flight,
+        folder=limits.slots_dir,
+    )
+    options: dict[str, Any] = {"provider": provider, "name": name, "slots": slots}
+    if sleep is not None:
+        options["sleep"] = sleep
+    return ModelClient(chat, limits, **options)
 
 
 def check_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any, cast
 
 import httpx
@@ -90,6 +91,9 @@ class _ScriptedChat:
             raise item
         usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
         return AIMessage(content=item, usage_metadata=usage)  # type: ignore[arg-type]
+
+    def stream(self, messages: list[BaseMessage]) -> Iterator[AIMessage]:
+        yield self.invoke(messages)
 
 
 def _client(chat: _ScriptedChat, sleeps: list[float] | None = None, **limits: Any) -> ModelClient:
