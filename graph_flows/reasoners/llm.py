@@ -48,7 +48,12 @@ from graph_flows.reasoners.llm_mapping import (
     reflection_from,
     shown_passages,
 )
-from graph_flows.reasoners.llm_merge import merge_composition, merge_plan, merge_reflection
+from graph_flows.reasoners.llm_merge import (
+    answers_the_question,
+    merge_composition,
+    merge_plan,
+    merge_reflection,
+)
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.offline.reflect import dense_support
@@ -198,6 +203,10 @@ class LLMReasoner:
 
         fallbacks = len(ledger.fallbacks)
         composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
+        if len(ledger.fallbacks) == fallbacks and composition.sentences:  # grounded; does it answer?
+            composition, judged = answers_the_question(composition, offline())
+            ledger.notes.extend(judged)
+            step_notes = [*step_notes, *judged]
         if len(ledger.fallbacks) == fallbacks:  # never less than the offline reader answers on its own chains
             # and where the model established an aspect but wrote nothing grounded, on the model's chains too
             chains = ledger.offline_established

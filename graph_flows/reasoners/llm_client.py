@@ -137,9 +137,13 @@ def build_chat_model(
     return init_chat_model(name, model_provider=provider, **options)
 
 
-def structured_method(provider: str, configured: StructuredMethod) -> str:
+def structured_method(provider: str, configured: StructuredMethod, name: str = "") -> str:
+    """auto: `json_schema` for OpenAI-compatible servers and Ollama, a forced tool for Anthropic, except the
+    newest Claude models, which think adaptively and so take no forced tool: their `output_config` schema."""
     if configured != "auto":
         return configured
+    if provider == "anthropic":
+        return "function_calling" if takes_temperature(provider, name) else "json_schema"
     return "json_schema" if provider in {"openai", "ollama"} else "function_calling"
 
 
@@ -174,7 +178,7 @@ class ModelClient:
         self.limits = limits
         self.provider = provider
         self.name = name
-        self.method = structured_method(provider, limits.structured_output)
+        self.method = structured_method(provider, limits.structured_output, name)
         self.slots = slots
         self.on_text: Callable[[str, str], None] | None = None  # (step, text so far): the stream, as written
         self._sleep = sleep

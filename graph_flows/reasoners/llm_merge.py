@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from connectors.text import dedupe, normalise
+from graph_flows.config import THRESHOLDS
 from graph_flows.reading import term_set, values
 from graph_flows.reasoners.base import ComposedSentence, Composition, PlanProposal, ReflectionProposal
 
@@ -85,8 +86,20 @@ def merge_reflection(
 ) -> tuple[ReflectionProposal, list[str]]:
     """The model's reflection, plus each aspect only the offline reading establishes."""
     texts = {a["id"]: a["text"] for a in plan["aspects"]}
-    established = dict(model.established)
     notes: list[str] = []
+    established: dict[str, list[str]] = {}
+    for aspect, chain in model.established.items():  # the program's reading must find the chain relevant
+        if (
+            chain
+            and not offline.established.get(aspect)
+            and all(offline.relevance.get(eid, 0.0) < THRESHOLDS.relevant for eid in chain)
+        ):
+            notes.append(
+                f"relevance: {aspect} not established: the offline reading finds none of {', '.join(chain)} "
+                "relevant to it"
+            )
+            continue
+        established[aspect] = list(chain)
     for aspect, chain in offline.established.items():
         if aspect in texts and chain and not established.get(aspect):
             established[aspect] = list(chain)
@@ -132,6 +145,21 @@ def merge_composition(model: Composition, offline: Composition) -> tuple[Composi
         return model, [], 0
     note = f"second reader: {len(added)} offline sentence(s) state what the model's answer does not; added"
     return replace(model, sentences=[*model.sentences, *added]), [note], len(added)
+
+
+def answers_the_question(model: Composition, judge: Composition) -> tuple[Composition, list[str]]:
+    """The model's grounded answer stands only where the offline reader, reading the same chains, finds an
+    answer to the question in them; else its sentences are the closest passages (a decline). Grounding tells
+    that a sentence is faithful to its passage, not that it answers: an over-claiming model establishes
+    aspects on passages that only touch the question and quotes them faithfully."""
+    if not model.answered or not model.sentences or judge.answered:
+        return model, []
+    note = (
+        f"relevance: the offline reader finds no answer in the passages the model established its aspects on; "
+        f"the model's {len(model.sentences)} sentence(s) are shown as the closest passages"
+    )
+    declined = replace(model, sentences=[], answered=False, related=[*model.sentences, *model.related])
+    return declined, [note]
 
 
 def stated(sentence: ComposedSentence, by: Sequence[ComposedSentence]) -> bool:

@@ -305,6 +305,9 @@ def read_anthropic(body: dict[str, Any]) -> Turn:
     choice = body.get("tool_choice") or {}
     tool = choice.get("name") if choice.get("type") == "tool" else None
     schema = next((t.get("input_schema") for t in body.get("tools", []) if t.get("name") == tool), None)
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    if fmt.get("type") == "json_schema":  # structured output without a tool: the reply is the JSON text
+        schema = fmt.get("schema")
     return _turn("anthropic", messages, schema, tool, body.get("max_tokens"), body)
 
 

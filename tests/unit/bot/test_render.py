@@ -15,6 +15,7 @@ from bot.render import (
     MAX_SECTION_TEXT,
     SHOW_TRACE_ACTION,
     UPDATE_NOTE,
+    footer_text,
     progress_text,
     render_answer,
 )
@@ -217,3 +218,23 @@ def test_progress_text_in_a_channel_names_only_what_every_member_may_open(
     nameable: set[str], expected: str
 ) -> None:
     assert progress_text(STEP, nameable=nameable.__contains__) == expected
+
+
+@pytest.mark.parametrize(
+    ("fallbacks", "line"),
+    [
+        ([], None),
+        ([{"step": "compose", "kind": "slow"}], "answered by the offline reader: the model was too slow"),
+        ([{"step": "plan", "kind": "unreadable"}, {"step": "compose", "kind": "unavailable"}],
+         "answered by the offline reader: the model was unavailable"),
+        ([{"step": "reflect", "kind": "budget"}],
+         "the model ran out of time for part of the search; the offline reader stood in"),
+    ],
+    ids=["model", "compose-slow", "compose-down", "reflect-only"],
+)  # fmt: skip
+def test_the_footer_says_when_the_offline_reader_stood_in(
+    fallbacks: list[dict[str, str]], line: str | None
+) -> None:
+    footer = footer_text({"confidence": 0.5, "rounds": 1, "fallbacks": fallbacks})
+    assert footer.startswith("Confidence 50% · 1 round · only sources you can see were used")
+    assert (line in footer) if line else footer.endswith("were used")
