@@ -509,12 +509,23 @@ app.add_typer(sources_app, name="sources")
 
 # Convenience flags -> config fields of the built-in connectors; anything else goes through --set key=value.
 _FLAG_FIELDS = {"url": "base_url", "project": "projects", "space": "spaces", "repo": "repos", "path": "path"}
-_SECRET_FIELD = {"jira": "api_token", "confluence": "api_token", "github": "token"}
+_SECRET_FIELD = {
+    "jira": "api_token",
+    "confluence": "api_token",
+    "github": "token",
+    "slack": "token",
+    "google_drive": "service_account_key",  # the key file's JSON: --token-env GOOGLE_SA_KEY
+}
 
 
 @sources_app.command("add")
 def sources_add(
-    kind: Annotated[str, typer.Argument(help="folder, jira, confluence, github, or an installed connector")],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="folder, jira, confluence, github, slack, google_drive, or an installed connector"
+        ),
+    ],
     name: Annotated[str | None, typer.Option(help="Source name (default: the kind)")] = None,
     url: Annotated[str | None, typer.Option(help="Site or API base URL")] = None,
     project: Annotated[list[str] | None, typer.Option(help="Jira project key (repeatable)")] = None,

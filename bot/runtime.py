@@ -192,12 +192,13 @@ class Runtime:
         return sorted(people)
 
     def principals_for_email(self, email: str) -> frozenset[str]:
-        """Principals of a verified email on sources that trust the directory (auth kind "none").
+        """Principals of a verified email on sources that trust the directory (auth kind "none", or a
+        connector marked `trusts_directory`: Google Drive, whose Workspace accounts are the emails Slack verifies).
 
-        Sources that need OAuth contribute only through a linked identity (bot.identity), never from here.
+        Other sources that need OAuth contribute only through a linked identity (bot.identity), never from here.
         """
         found = {PUBLIC, user_principal(email)}
         for connector in self.connectors():
-            if connector.auth_kind == "none":
+            if connector.auth_kind == "none" or getattr(connector, "trusts_directory", False):
                 found |= connector.principals(LinkedIdentity(source=connector.name, account=email))
         return frozenset(found)

@@ -7,6 +7,9 @@ for every document's current ACL and rewrites the ones that differ, in SQL (lexi
 Chroma's chunk metadata, without re-embedding. It runs on a shorter interval than content sync
 (`SLEUTH_PERMISSION_SYNC_INTERVAL_S`) and from `sleuth sync --permissions`.
 
+A connector whose documents take their container's ACL (`IndexedPermissionLister`: a Slack channel's threads)
+is handed the ids indexed from it instead of listing its own.
+
 A document the listing does not mention keeps its ACL (content sync prunes deleted ones); a listing that stops
 with a `ConnectorError` still applies what it read before (each ACL it read is current), and says so.
 
@@ -21,7 +24,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from connectors.base import ConnectorError, CurrentAcl, Failure, PermissionLister
+from connectors.base import ConnectorError, CurrentAcl, Failure, IndexedPermissionLister, PermissionLister
 from connectors.knowledge.store import KnowledgeStore
 from connectors.sync import RunSummary
 
@@ -46,11 +49,14 @@ class PermissionSummary(RunSummary):
 def sync_permissions(store: KnowledgeStore, connector: object) -> PermissionSummary:
     name = str(getattr(connector, "name", "?"))
     summary = PermissionSummary(source=name)
-    if not isinstance(connector, PermissionLister):
+    if not isinstance(connector, PermissionLister | IndexedPermissionLister):
         summary.status = "unsupported"  # e.g. a folder: its content sync re-reads every file's ACL anyway
         return summary
     started = time.perf_counter()
     stored = store.acls(name)
+    listed = (
+        connector.acls() if isinstance(connector, PermissionLister) else connector.acls_of(sorted(stored))
+    )
     pending: dict[str, frozenset[str]] = {}
 
     def flush() -> None:
@@ -59,7 +65,7 @@ def sync_permissions(store: KnowledgeStore, connector: object) -> PermissionSumm
             pending.clear()
 
     try:
-        for item in connector.acls():
+        for item in listed:
             if isinstance(item, Failure):
                 summary.failed += 1
                 summary.failures.append({"id": item.id, "reason": item.reason, "detail": item.detail})

@@ -220,6 +220,17 @@ class PermissionLister(Protocol):
 
 
 @runtime_checkable
+class IndexedPermissionLister(Protocol):
+    """Optional, instead of `PermissionLister`: a connector whose documents take their container's ACL (a Slack
+    channel's threads) and that has no cheap listing of them. Permission sync hands it the ids indexed from it;
+    it yields each one's current ACL (one members read per container, not a re-read of every document)."""
+
+    name: str
+
+    def acls_of(self, ids: Iterable[str]) -> Iterator[CurrentAcl | Failure]: ...
+
+
+@runtime_checkable
 class LiveAccess(Protocol):
     """Optional: a connector that can ask its source, with a linked user's own token, whether that user may
     open one document now (the live check before an answer is posted, `connectors.live_access`). Returns

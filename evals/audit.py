@@ -293,8 +293,10 @@ def _mentions(value: Any, doc: _Doc, question: str) -> bool:
 
 
 def _gap_log_mentions(gaps: GapLog, user: str, doc: _Doc, question: str) -> bool:
-    """The gap log as this user sees it (their own entries) must not carry the document."""
-    text = "\n".join(f"{e.what} {e.question}" for e in gaps.entries(viewer=user)).replace(question, "")
+    """The gap log as this user sees it (their own entries) must not carry the document. What an entry's
+    asker typed (its question, here the audit's own probes such as the theme path's) is theirs, not a leak."""
+    entries = gaps.entries(viewer=user)
+    text = "\n".join(f"{e.what} {e.question}".replace(e.question, "") for e in entries).replace(question, "")
     return any(n in text for n in _needles(doc, question))
 
 

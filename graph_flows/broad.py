@@ -9,8 +9,10 @@
   back only to the themes reflect found uncovered, with the question sharpened by the theme's key terms.
 - **broad_reflect**: which themes are covered (a passage of the theme close enough to the question); the others
   become gaps ("found, but nothing read answers it for this theme").
-- **broad_answer**: one short line per covered theme, each sentence quoted from a passage and cited; the same
-  answer record as the pointed path (sources, gaps, cited and ranked documents) with `path` "broad".
+- **broad_answer**: one short line per covered theme, each sentence quoted from a passage and cited (headed by the
+  theme's name where a model named it); the same answer record as the pointed path (sources, gaps, cited and
+  ranked documents) with `path` "broad". Its confidence is the learned scorer's mean calibrated probability that
+  each quoted sentence answers the question (`reader.decide.stated_probability`).
 
 Everything is read with the asker's principals: themes, their labels and terms come from visible chunks only.
 """
@@ -25,9 +27,10 @@ from connectors.knowledge.results import Hit, ThemeView
 from connectors.text import normalise
 from graph_flows.checks import verify_citations
 from graph_flows.config import FlowConfig
-from graph_flows.knowledge import KnowledgeReader
+from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.nodes.answer import NOT_FOUND, source_entry
 from graph_flows.nodes.retrieve import SNIPPET_CHARS, evidence_from_hit, next_evidence_number
+from graph_flows.reader.decide import stated_probability
 from graph_flows.reader.instructions import readable
 from graph_flows.reading import question_terms, sentences, term_set
 from graph_flows.reasoners.base import ComposedSentence, Reasoner
@@ -81,6 +84,8 @@ def broad_retrieve(
             read[str(view.id)] = {
                 "id": str(view.id),
                 "label": view.label,
+                # a model's name for the theme heads its line; key terms are no heading a reader can use
+                "named": view.summary.split(":", 1)[0].strip() if view.summary else "",
                 "docs": list(view.docs),  # what the label was derived from, as this asker sees it
                 "terms": list(view.terms[:5]),
                 "score": round(score, 4),
@@ -235,6 +240,7 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
             if quoted:
                 composed.append(ComposedSentence(text=quoted, cites=[e["id"]], aspect=theme["label"]))
     kept, dropped = verify_citations(composed, evidence)
+    lexicon = StoreLexicon(knowledge, frozenset(state["principals"]))
     by_doc: dict[str, int] = {}
     numbers: dict[str, int] = {}
 
@@ -250,7 +256,7 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
         body = " ".join(f"{s.text} {''.join(f'[{cite(c)}]' for c in s.cites)}" for s in said)
         lines.append(
             {
-                "text": f"*{theme['label']}*: {body}",
+                "text": f"*{theme['named']}*: {body}" if theme.get("named") else body,
                 "cites": sorted({numbers[c] for s in said for c in s.cites}),
                 "aspect": theme["label"],
             }
@@ -271,7 +277,7 @@ def broad_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Re
         "sources": sources,
         "gaps": gaps,
         "conflicts": [],
-        "confidence": round(len(covered) / len(read), 2) if read else 0.0,
+        "confidence": round(stated_probability(question, state["evidence"], kept, lexicon), 2),
         "ranked_docs": list(dict.fromkeys([e["doc_id"] for e in sorted(turn_ev, key=lambda e: -e["dense"])])),
         "cited_docs": [evidence[first_of[n]]["doc_id"] for n in sorted(first_of)],
         "stop_reason": state["stop_reason"],

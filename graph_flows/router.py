@@ -3,8 +3,10 @@
 - **pointed** (today's path): plan -> retrieve -> reflect loop -> answer. A fact, a name, a date, a comparison,
   a chain of hops: the answer sits in a few passages.
 - **broad**: themes -> entities -> passages, reflect on which themes are covered, a grouped answer. "What
-  problems do customers report with X?", "summarise the open issues with Y", "what is blocking Z?": the answer is
-  spread over many documents that need not link to each other.
+  problems do customers report with X?", "summarise the open issues with Y", "what is going on at Z?": the
+  answer is spread over many documents that need not link to each other. A question for one thing (what blocks
+  a given release) is pointed even when its answer may be a list: the passages that say so answer it, never a
+  theme's overview.
 
 A reasoner that states the scope (the LLM plan's `scope`) decides; otherwise the question's shape does: a
 request for a summary, or for a collection (problems, issues, changes, blockers...) rather than one value.
@@ -30,8 +32,7 @@ _BROAD_SHAPES = [
         re.IGNORECASE,
     ),
     re.compile(
-        r"\bwhat(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?:blocking|going on|happening|in flight|under way|"
-        r"outstanding|in progress)\b",
+        r"\bwhat(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?:going on|happening|in flight|under way|in progress)\b",
         re.IGNORECASE,
     ),
     re.compile(r"\bwhat\s+(?:has\s+|have\s+)?changed\b", re.IGNORECASE),

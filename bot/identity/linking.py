@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from sqlalchemy import Column, Engine, Float, String, Text, delete, insert, select, update
 
 from bot.identity.errors import InvalidLinkState, LinkFailed, LinkProblem, LinkRefused, UnknownSource
@@ -96,10 +96,31 @@ class OAuthSourceConfig(BaseModel):
     # Slack verified) or "slack" (the finishing browser signs in with Slack first; for accounts whose emails
     # differ; needs SLEUTH_SLACK_CLIENT_ID / SECRET).
     binding: Literal["email", "slack"] = "email"
+    authorize_params: dict[str, str] = Field(default_factory=dict)  # extra query of the authorize URL
+    # "google": Google's endpoints, OpenID scopes plus Drive's metadata scope, and the offline access that
+    # gets a refresh token, unless given here (`{"source": "drive", "provider": "google", "client_id": ...}`)
+    provider: Literal["generic", "google"] = "generic"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("provider") == "google":
+            return {**GOOGLE_OAUTH, "display_name": "Google Drive", **data}
+        return data
 
     @property
     def label(self) -> str:
         return self.display_name or self.source.capitalize()
+
+
+GOOGLE_OAUTH: dict[str, Any] = {
+    "authorize_url": "https://accounts.google.com/o/oauth2/v2/auth",
+    "token_url": "https://oauth2.googleapis.com/token",
+    "revoke_url": "https://oauth2.googleapis.com/revoke",
+    "userinfo_url": "https://openidconnect.googleapis.com/v1/userinfo",  # {sub, email, email_verified}
+    "scopes": ("openid", "email", "https://www.googleapis.com/auth/drive.metadata.readonly"),
+    "authorize_params": {"access_type": "offline", "prompt": "consent"},
+}
 
 
 @dataclass(frozen=True)
@@ -216,7 +237,7 @@ class AccountLinker:
                 f"Slack did not give me a verified email for you, so I can't link a {config.label} account.",
             )
         state, verifier = self._states.mint(team, user, source, slack_email.strip().lower())
-        extra = {"login_hint": login_hint} if login_hint else {}
+        extra = config.authorize_params | ({"login_hint": login_hint} if login_hint else {})
         with self._client(config, scope=" ".join(config.scopes) or None) as client:
             url, _ = client.create_authorization_url(
                 config.authorize_url, state=state, code_verifier=verifier, **extra
@@ -259,7 +280,9 @@ class AccountLinker:
             )
         step, verifier = self._states.hand_over(state, browser)  # the link state is spent here
         with self._client(config, scope=" ".join(config.scopes) or None) as client:
-            url, _ = client.create_authorization_url(config.authorize_url, state=step, code_verifier=verifier)
+            url, _ = client.create_authorization_url(
+                config.authorize_url, state=step, code_verifier=verifier, **config.authorize_params
+            )
         return str(url)
 
     def complete(

@@ -541,6 +541,31 @@ class SlackEmulator(InteractivityMixin):
             self._changed.notify_all()
         self._deliver_if_connected([event])
 
+    def leave_channel(self, user_id: str, channel: str) -> None:
+        """A person leaves (or is removed from) a channel: the `member_left_channel` event."""
+        with self._changed:
+            found = self._member_channel(user_id, channel)
+            found.members.remove(user_id)
+            event = {
+                "type": "member_left_channel",
+                "user": user_id,
+                "channel": found.id,
+                "channel_type": "G" if found.is_private else "C",
+                "team": self.workspace.team_id,
+                "event_ts": self.workspace.next_ts(),
+            }
+            self._changed.notify_all()
+        self._deliver_if_connected([event])
+
+    def delete_channel(self, channel: str) -> None:
+        """An admin deletes a channel: its messages are gone and the `channel_deleted` event goes out."""
+        with self._changed:
+            if self.workspace.channels.pop(channel, None) is None:
+                raise LookupError(f"no channel {channel}")
+            event = {"type": "channel_deleted", "channel": channel, "event_ts": self.workspace.next_ts()}
+            self._changed.notify_all()
+        self._deliver_if_connected([event])
+
     def open_app_home(self, user_id: str, tab: str = "home") -> httpx.Response:
         """The person opens the app's Home or Messages tab: an `app_home_opened` event."""
         with self._changed:

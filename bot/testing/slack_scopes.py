@@ -32,8 +32,10 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "conversations.history": _HISTORY,
     "conversations.info": _READ,
     "conversations.members": _READ,
+    "conversations.list": _READ,
     "conversations.open": ("channels:manage", "groups:write", "im:write", "mpim:write"),
     "users.info": ("users:read",),
+    "users.list": ("users:read",),
     "openid.connect.token": (),  # Sign in with Slack: the app's client credentials, no bot scope
     "openid.connect.userInfo": (),  # asked with the signed-in user's token
     "users.lookupByEmail": ("users:read.email",),

@@ -6,13 +6,12 @@ methods (newer than that spec) follow slack_sdk's signatures and Slack's method 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 import json
 from collections.abc import Callable
 from typing import Any
 
+from bot.testing import slack_listings as listings
 from bot.testing.slack_limits import (
     MAX_MARKDOWN_TEXT_CHARS,
     MAX_MESSAGE_TEXT_CHARS,
@@ -54,30 +53,6 @@ def _required(params: Params, name: str) -> Any:
     return value
 
 
-def _cursor_for(ts: str) -> str:
-    return base64.b64encode(f"next_ts:{ts.replace('.', '')}".encode()).decode()
-
-
-def _page(
-    items: list[Any], params: Params, key: Callable[[Any], str], default_limit: int
-) -> tuple[list, str]:
-    """Cursor pagination as Slack does it: opaque base64 cursor naming the first item of the next page."""
-    limit = max(1, min(int(params.get("limit") or default_limit), 1000))
-    start = 0
-    cursor = params.get("cursor")
-    if cursor:
-        try:
-            marker = base64.b64decode(cursor).decode().removeprefix("next_ts:")
-        except (binascii.Error, UnicodeDecodeError) as exc:
-            raise ApiError("invalid_cursor") from exc
-        start = next((i for i, item in enumerate(items) if key(item).replace(".", "") == marker), -1)
-        if start < 0:
-            raise ApiError("invalid_cursor")
-    page = items[start : start + limit]
-    rest = items[start + limit :]
-    return page, _cursor_for(key(rest[0])) if rest else ""
-
-
 class SlackWebApi:
     """Dispatches `method` + params to a handler; every handler returns a body or raises `ApiError`."""
 
@@ -99,6 +74,8 @@ class SlackWebApi:
             "conversations.replies": self.conversations_replies,
             "conversations.history": self.conversations_history,
             "conversations.info": self.conversations_info,
+            "conversations.list": lambda p: listings.conversations_list(self.ws, p),
+            "users.list": lambda p: listings.users_list(self.ws, p),
             "conversations.members": self.conversations_members,
             "conversations.open": self.conversations_open,
             "users.info": self.users_info,
@@ -327,21 +304,16 @@ class SlackWebApi:
         if parent is None:
             raise ApiError("thread_not_found")
         root = parent.get("thread_ts") or ts
-        messages = self.ws.thread(channel.id, root)
-        page, cursor = _page(messages, params, lambda m: m["ts"], default_limit=1000)
-        return self._paged("messages", page, cursor)
+        thread = self.ws.thread(channel.id, root)
+        messages = thread[:1] + listings.in_window(thread[1:], params)  # the parent comes first, always
+        page, cursor = listings.page(messages, params, lambda m: m["ts"], default_limit=1000)
+        return listings.paged("messages", page, cursor)
 
     def conversations_history(self, params: Params) -> dict[str, Any]:
         channel = self._channel(params.get("channel"))
-        messages = self.ws.history(channel.id)
-        page, cursor = _page(messages, params, lambda m: m["ts"], default_limit=100)
-        return {**self._paged("messages", page, cursor), "pin_count": 0}
-
-    def _paged(self, key: str, page: list[Any], cursor: str) -> dict[str, Any]:
-        body: dict[str, Any] = {key: page, "has_more": bool(cursor)}
-        if cursor:
-            body["response_metadata"] = {"next_cursor": cursor}
-        return body
+        messages = listings.in_window(self.ws.history(channel.id), params)
+        page, cursor = listings.page(messages, params, lambda m: m["ts"], default_limit=100)
+        return {**listings.paged("messages", page, cursor), "pin_count": 0}
 
     def conversations_info(self, params: Params) -> dict[str, Any]:
         channel = self._channel(params.get("channel"), readable=False)
@@ -350,7 +322,7 @@ class SlackWebApi:
     def conversations_members(self, params: Params) -> dict[str, Any]:
         channel = self._channel(params.get("channel"), readable=False)
         members = list(channel.members)
-        page, cursor = _page(members, params, lambda m: m, default_limit=100)
+        page, cursor = listings.page(members, params, lambda m: m, default_limit=100)
         return {"members": page, "response_metadata": {"next_cursor": cursor}}
 
     def conversations_open(self, params: Params) -> dict[str, Any]:

@@ -28,6 +28,8 @@ class User:
     is_admin: bool = False
     bot_id: str | None = None
     team_id: str = ""
+    is_restricted: bool = False  # a guest: sees only the channels they are invited to
+    deleted: bool = False  # deactivated
 
     def to_api(self) -> dict[str, Any]:
         profile: dict[str, Any] = {
@@ -46,11 +48,11 @@ class User:
             "team_id": self.team_id,
             "name": self.name,
             "real_name": self.real_name,
-            "deleted": False,
+            "deleted": self.deleted,
             "is_admin": self.is_admin,
             "is_owner": False,
             "is_primary_owner": False,
-            "is_restricted": False,
+            "is_restricted": self.is_restricted,
             "is_ultra_restricted": False,
             "is_bot": self.is_bot,
             "is_app_user": False,
@@ -72,6 +74,7 @@ class Channel:
     is_private: bool = False
     im_user: str | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
+    is_archived: bool = False
 
     @property
     def channel_type(self) -> str:
@@ -105,7 +108,7 @@ class Channel:
             "is_im": False,
             "is_mpim": False,
             "is_private": self.is_private,
-            "is_archived": False,
+            "is_archived": self.is_archived,
             "is_general": False,
             "is_shared": False,
             "is_ext_shared": False,
@@ -167,9 +170,12 @@ class SlackWorkspace:
         is_bot: bool = False,
         is_admin: bool = False,
         bot_id: str | None = None,
+        is_restricted: bool = False,
     ) -> User:
         with self.lock:
-            user = User(user_id, name, real_name or name, email, is_bot, is_admin, bot_id, self.team_id)
+            user = User(
+                user_id, name, real_name or name, email, is_bot, is_admin, bot_id, self.team_id, is_restricted
+            )
             self.users[user_id] = user
             return user
 

@@ -80,6 +80,9 @@ class ResponseLike(Protocol):  # httpx.Response or httpx2.Response
     @property
     def links(self) -> dict[str | None, dict[str, str]]: ...
 
+    @property
+    def content(self) -> bytes: ...
+
     def json(self) -> Any: ...
 
 
@@ -152,11 +155,15 @@ class RestClient:
         source: str,
         retry: RetryPolicy | None = None,
         sleep: Sleep = time.sleep,
+        throttled: Callable[[ResponseLike], bool] | None = None,
     ) -> None:
         self._http = http
         self._source = source
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
+        self._throttled = (
+            throttled  # a source's own way of saying "slow down" (Google: 403 rateLimitExceeded)
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -191,7 +198,7 @@ class RestClient:
                 f"{self._source} would not renew the OAuth token; link the account again"
             ) from exc
         status = response.status_code
-        if _rate_limited(response):
+        if _rate_limited(response) or (self._throttled is not None and self._throttled(response)):
             wait = retry_after_seconds(response.headers)
             if wait is None and _secondary_limit(response):
                 wait = SECONDARY_LIMIT_WAIT_S

@@ -16,7 +16,7 @@ from dataclasses import replace
 from graph_flows.reader import calibrator
 from graph_flows.reader.features import Weights
 from graph_flows.reader.judge import JudgedUnit, judge
-from graph_flows.reader.proposal import PROPOSAL_FEATURES, proposal_features
+from graph_flows.reader.proposal import PROPOSAL_FEATURES, proposal_features, stated_units
 from graph_flows.reasoners.base import ComposedSentence, Composition
 from graph_flows.state import Established, Evidence, Plan
 
@@ -34,6 +34,20 @@ def closest(judged: Sequence[JudgedUnit]) -> list[ComposedSentence]:
         if len(out) == CLOSEST:
             break
     return out
+
+
+def stated_probability(
+    question: str, evidence: Sequence[Evidence], sentences: Sequence[ComposedSentence], weights: Weights
+) -> float:
+    """The scorer's mean calibrated probability that each stated sentence answers the question: the
+    confidence of an answer the answer calibration was not fitted on (the broad path's lines)."""
+    cited = list(dict.fromkeys(c for s in sentences for c in s.cites))
+    read = [e for e in evidence if e["id"] in set(cited)]
+    if not read:
+        return 0.0
+    units = judge(question, read, weights, must=cited).units
+    picked = stated_units(Composition(sentences=list(sentences), answered=True), units)
+    return sum(units[i].probability for i in picked) / len(picked) if picked else 0.0
 
 
 def decide(

@@ -5,6 +5,7 @@ what a theme shows. Real store (SQLite + embedded Chroma + MiniLM), real LangGra
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -44,8 +45,12 @@ def test_a_broad_question_goes_theme_entities_passages_and_answers_per_theme(run
     answer = out["answer"]
     assert answer["path"] == "broad" and answer["answered"]
     assert len(answer["cited_docs"]) >= 3  # spread over several documents, one line per theme
+    labels = [t["label"] for t in retrieve["themes"]]
     for line in answer["sentences"]:
-        assert line["cites"] and line["text"].startswith("*")  # "*theme label*: quoted sentence [n] ..."
+        # quoted sentences, each cited: a theme's key terms ("crash · android · play") head no line
+        assert line["cites"] and re.search(r"\[\d+\]$", line["text"])
+        assert not any(label in line["text"] for label in labels)
+    assert 0.0 <= answer["confidence"] <= 1.0  # the scorer's mean probability over the quoted sentences
     numbers = {s["n"] for s in answer["sources"]}
     assert {n for line in answer["sentences"] for n in line["cites"]} <= numbers
     reflect = next(s for s in out["trace"] if s["node"] == "reflect")

@@ -60,7 +60,7 @@ def admin_home(deps: BotDeps, *, linking: bool) -> dict[str, Any]:
                 {"type": "button", "action_id": f"{ADD_SOURCE}:{kind}", "value": kind,
                  "text": {"type": "plain_text", "text": f"Add {kind} source"}}
                 for kind in sorted(connector_classes())
-            ][:5],
+            ][:25],  # Slack's most elements in one actions block
         },
         {"type": "divider"},
         {"type": "section", "text": {"type": "mrkdwn", "text": _model_section(deps)}},

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from graph_flows.reader import calibrator, model
-from graph_flows.reader.decide import decide
+from graph_flows.reader.decide import decide, stated_probability
 from graph_flows.reader.features import FEATURES, Candidate, featurise, question_kind, stems
 from graph_flows.reader.fitting import forbidden_hashes, reliability, split_for_calibration, threshold_for
 from graph_flows.reader.judge import judge_units
@@ -254,3 +254,12 @@ def test_random_records_stay_out_of_their_gold_when_dropped() -> None:
         seen_dropped |= not present
         seen_kept |= present
     assert seen_dropped and seen_kept
+
+
+def test_stated_lines_are_as_likely_as_the_scorer_rates_their_units() -> None:
+    answering = [ComposedSentence("The Quillon pump holds 4 seals.", ["E2"])]
+    beside = [ComposedSentence("The housing is painted green.", ["E1"])]
+    right = stated_probability(QUESTION, PASSAGES, answering, OverlapWeights())
+    wrong = stated_probability(QUESTION, PASSAGES, beside, OverlapWeights())
+    assert 0.0 <= wrong < right <= 1.0
+    assert stated_probability(QUESTION, PASSAGES, [], OverlapWeights()) == 0.0

@@ -18,7 +18,8 @@ THING: dict[str, Any] = {"answer_type": "thing"}
         ("what problems do customers report with the Android app?", THING, "broad"),
         ("summarise the open issues with supplier X", THING, "broad"),
         ("Give me an overview of the billing migration", THING, "broad"),
-        ("what is blocking the next firmware release?", THING, "broad"),
+        ("what is blocking the next firmware release?", THING, "pointed"),  # one thing asked
+        ("what is going on with the next firmware release?", THING, "broad"),
         ("what changed in our travel rules this year?", THING, "broad"),
         ("what API rate limit changes have customers needed?", THING, "broad"),
         ("what has the biggest customer asked support for?", THING, "broad"),
