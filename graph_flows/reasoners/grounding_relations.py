@@ -28,25 +28,18 @@ _BACKWARD += r"on\s+account\s+of"
 _FORWARD = r"led\s+to|leads\s+to|resulted\s+in|results\s+in|caused|causes|causing"
 _CAUSE = re.compile(rf"\b(?:(?P<back>{_BACKWARD})|(?P<fwd>{_FORWARD}))\b", re.I)
 _CLAUSE_END = re.compile(r"[.;!?]|\s[-–—]\s")
-_DIRECTIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
-    (
-        frozenset(
-            "rose rise risen rises rising increase increased increases increasing grew grow grows growing "
-            "gained gain gains climbed climbs doubled tripled jumped".split()
-        ),  # fmt: skip
-        frozenset(
-            "fell fall fallen falls falling decrease decreased decreases decreasing shrank shrink "
-            "shrinks dropped drop drops declined decline declines lost halved".split()
-        ),  # fmt: skip
-    ),
-    (
-        frozenset("above exceeds exceed exceeding higher greater".split()),
-        frozenset("below lower less fewer".split()),
-    ),  # fmt: skip
-    (frozenset("before earlier prior".split()), frozenset("after later".split())),
-    (frozenset("faster longer larger bigger".split()), frozenset("slower shorter smaller".split())),
-    (frozenset("allowed permitted".split()), frozenset("forbidden prohibited".split())),
-    (frozenset("required mandatory".split()), frozenset(["optional"])),
+_PAIRS = (  # one side | the other side
+    "rose rise risen rises rising increase increased increases increasing grew grow grows growing gained gain "
+    "gains climbed climbs doubled tripled jumped | fell fall fallen falls falling decrease decreased decreases "
+    "decreasing shrank shrink shrinks dropped drop drops declined decline declines lost halved",
+    "above exceeds exceed exceeding higher greater | below lower less fewer",
+    "before earlier prior | after later",
+    "faster longer larger bigger | slower shorter smaller",
+    "allowed permitted | forbidden prohibited",
+    "required mandatory | optional",
+)
+_DIRECTIONS = tuple(
+    (frozenset(up.split()), frozenset(down.split())) for up, down in (p.split("|") for p in _PAIRS)
 )
 _WORD = re.compile(r"[a-z]+")
 Binding = tuple[str, set[str], frozenset[str]]  # the value as written, the words before it, its readings

@@ -337,3 +337,10 @@ def check_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> st
     if not out.ok:
         raise BadModelOutput("the model answered the check with ok=false")
     return f"{settings.llm_model} answered in structured output ({client.method}), {ledger.tokens} tokens"
+
+
+def measure_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> Any:
+    """`sleuth doctor --llm`: the real steps on a fixture, timed (`llm_doctor.Measured`)."""
+    from graph_flows.reasoners.llm_doctor import measure
+
+    return measure(model_client(settings, limits=limits))

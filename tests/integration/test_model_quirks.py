@@ -39,7 +39,9 @@ def _reasoner(sim: ModelSimulator, name: str, protocol: Protocol = "openai", **l
     settings = Settings(
         _env_file=None, llm_model=f"{protocol}:{name}", llm_base_url=sim.base_url(protocol), llm_api_key="k"
     )
-    reasoner = build_reasoner(settings, limits=LLMLimits(**{"timeout_s": 5.0, **limits}), sleep=lambda s: None)
+    reasoner = build_reasoner(
+        settings, limits=LLMLimits(**{"timeout_s": 5.0, **limits}), sleep=lambda s: None
+    )
     assert isinstance(reasoner, LLMReasoner)
     return reasoner
 
@@ -60,7 +62,9 @@ def test_the_newest_claude_model_is_asked_without_temperature_in_its_json_schema
         out, history = _ask(store, reasoner)
     _from_the_model(out, history, reasoner)
     assert sim.turns and all("temperature" not in t.body for t in sim.turns)
-    assert all(t.tool is None and t.body["output_config"]["format"]["type"] == "json_schema" for t in sim.turns)
+    assert all(
+        t.tool is None and t.body["output_config"]["format"]["type"] == "json_schema" for t in sim.turns
+    )
 
 
 def test_an_older_claude_model_keeps_temperature_zero(store: KnowledgeStore) -> None:
@@ -72,7 +76,9 @@ def test_an_older_claude_model_keeps_temperature_zero(store: KnowledgeStore) -> 
 
 
 @pytest.mark.parametrize("protocol", ["openai", "ollama", "anthropic"])
-def test_a_server_that_refuses_type_arrays_accepts_the_schema(store: KnowledgeStore, protocol: Protocol) -> None:
+def test_a_server_that_refuses_type_arrays_accepts_the_schema(
+    store: KnowledgeStore, protocol: Protocol
+) -> None:
     with serve(model(), quirks=frozenset({"type-arrays"})) as sim:
         reasoner = _reasoner(sim, "claude-x" if protocol == "anthropic" else "fake", protocol)
         out, history = _ask(store, reasoner)
@@ -118,7 +124,10 @@ def test_a_local_server_s_context_error_shows_fewer_passages(store: KnowledgeSto
         reasoner = _reasoner(sim, "local")
         out, history = _ask(store, reasoner)
     assert shown == [3, 1] and reasoner.usage(history["plan"])["fallbacks"] == []
-    assert any("asked again with 1 passage" in n for n in _notes(history, reasoner)) and out["answer"]["answered"]
+    assert (
+        any("asked again with 1 passage" in n for n in _notes(history, reasoner))
+        and out["answer"]["answered"]
+    )
 
 
 def test_an_older_llama_cpp_gets_max_tokens_too(store: KnowledgeStore) -> None:
@@ -145,7 +154,11 @@ def _with_bad_items(brain: Callable[[Turn], Any]) -> Callable[[Turn], Any]:
         step = step_of(turn)
         if step == "reflect":
             reply["established"] = [None, {"aspect": "a1", "evidence": []}, *reply.get("established", [])]
-            reply["missing"] = [None, {"kind": "relation", "what": "", "clues": []}, *reply.get("missing", [])]
+            reply["missing"] = [
+                None,
+                {"kind": "relation", "what": "", "clues": []},
+                *reply.get("missing", []),
+            ]
             relevance = reply.get("relevance", {})
             reply["relevance"] = [{"id": k, "score": v} for k, v in relevance.items()] + [None, {"score": 1}]
         if step == "compose":
@@ -170,7 +183,9 @@ def test_list_items_with_nulls_are_dropped_without_rejecting_the_reply(
 
 
 @pytest.mark.parametrize("protocol", ["openai", "ollama"])
-def test_a_whitespace_loop_is_stopped_and_asked_again_shorter(store: KnowledgeStore, protocol: Protocol) -> None:
+def test_a_whitespace_loop_is_stopped_and_asked_again_shorter(
+    store: KnowledgeStore, protocol: Protocol
+) -> None:
     looped = {"n": 0}
 
     def compose(ids: dict[str, str]) -> Say:
