@@ -177,7 +177,7 @@ class LLMReasoner:
         def ask() -> Composition:
             def once(shown: list[Evidence], budget: int) -> Composition:
                 message = prompts.step_message(
-                    plan, shown, {"established": established}, budget_tokens=budget
+                    plan, shown, {"established": established}, budget_tokens=budget, step="compose"
                 )
                 out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
                 composition, rejected = composition_from(out, plan, evidence, notes, similar)
@@ -203,14 +203,20 @@ class LLMReasoner:
 
         fallbacks = len(ledger.fallbacks)
         composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
-        if len(ledger.fallbacks) == fallbacks and composition.sentences:  # grounded; does it answer?
-            composition, judged = answers_the_question(composition, offline())
+        if (
+            len(ledger.fallbacks) == fallbacks
+            and composition.sentences
+            and not any(ledger.offline_established.values())
+        ):  # only the model establishes an aspect: does its answer hold what the question asks about?
+            composition, judged = answers_the_question(composition, plan, evidence, lexicon)
             ledger.notes.extend(judged)
             step_notes = [*step_notes, *judged]
+        else:
+            judged = []
         if len(ledger.fallbacks) == fallbacks:  # never less than the offline reader answers on its own chains
             # and where the model established an aspect but wrote nothing grounded, on the model's chains too
             chains = ledger.offline_established
-            if not composition.sentences:
+            if not composition.sentences and not judged:
                 chains = {**established, **ledger.offline_established}
             own = self.fallback.compose(plan, evidence, chains, lexicon=lexicon)
             composition, added, count = merge_composition(composition, own)

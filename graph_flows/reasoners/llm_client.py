@@ -50,7 +50,7 @@ from graph_flows.reasoners.llm_ledger import Ledger, Ledgers
 from graph_flows.reasoners.llm_reply import Reply, parse_reply, reply_of
 from graph_flows.reasoners.llm_schemas import model_schema
 from graph_flows.reasoners.llm_slots import Slots, SlotTimeout
-from graph_flows.reasoners.prompts import REPAIR, SHORTER
+from graph_flows.reasoners.prompts import REPAIR, SHORTER, cache_blocks
 
 log = logging.getLogger(__name__)
 __all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model"]
@@ -189,7 +189,7 @@ class ModelClient:
         ledger.deadline = self.clock() + self.limits.question_budget_s
 
     def ask(self, ledger: Ledger, system: str, user: str, schema: type[T], *, step: str) -> T:
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
+        messages = self._messages(system, user)
         reply = self._call(ledger, messages, schema, step)
         if reply.truncated and not reply.text.strip() and not reply.args and self._roomier():
             ledger.notes.append(
@@ -213,6 +213,13 @@ class ModelClient:
             return parse_reply(self._call(ledger, messages, schema, step), schema)
         except BadModelOutput as exc:
             raise BadModelOutput(f"{exc} (after one repair)") from exc
+
+    def _messages(self, system: str, user: str) -> list[BaseMessage]:
+        """Anthropic's requests mark the stable prefix (the system prompt, the passages) for its cache."""
+        if self.provider != "anthropic":
+            return [SystemMessage(system), HumanMessage(user)]
+        marked = {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+        return [SystemMessage(content=[marked]), HumanMessage(content=cache_blocks(user))]
 
     def remaining(self, ledger: Ledger, step: str) -> float:
         """Seconds this step may still spend; plan and reflect leave `compose_reserve_s` for compose."""

@@ -99,7 +99,7 @@ def measure(client: ModelClient, clock: Any = time.monotonic) -> Measured:
         ("reflect", prompts.REFLECT, prompts.step_message(plan, evidence, {"new_passages": list(chains["a1"])},
                                                            budget_tokens=3000), ReflectOut),
         ("compose", prompts.COMPOSE, prompts.step_message(plan, evidence, {"established": chains},
-                                                           budget_tokens=3000), ComposeOut),
+                                                           budget_tokens=3000, step="compose"), ComposeOut),
     ]  # fmt: skip
     out = Measured(budget_s=client.limits.question_budget_s)
     for step, system, user, schema in asks:

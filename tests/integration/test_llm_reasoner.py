@@ -28,6 +28,7 @@ from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_client import LLMLimits
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.prompts import DATA_CLOSE, DATA_OPEN
+from tests.servers.model_brains import step_of as brain_step_of
 from tests.servers.model_sim import ModelSimulator, Protocol, Say, Turn, serve
 
 ANN = frozenset({"public", "user:ann@acme.io"})
@@ -143,7 +144,10 @@ def _ask(
 
 # ---------------------------------------------------------------------- the scripted model
 def step_of(turn: Turn) -> str:
-    return next(s for s in ("plan", "reflect", "compose") if f"Task: {s}" in turn.system)
+    step = brain_step_of(turn)
+    if step is None:
+        raise ValueError("no step named in the request")
+    return step
 
 
 def passages(turn: Turn) -> dict[str, str]:

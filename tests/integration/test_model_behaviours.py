@@ -38,6 +38,7 @@ from tests.integration.test_llm_reasoner import (
     store,
 )
 from tests.servers.model_brains import Faithful, Sloppy
+from tests.servers.model_brains import step_of as brain_step_of
 from tests.servers.model_sim import ModelSimulator, Protocol, Say, context_error, serve
 
 __all__ = ["llm", "sleeps", "store"]  # fixtures shared with the reasoner's own tests
@@ -306,7 +307,7 @@ def test_sleuth_doctor_llm_checks_the_model_at_start(llm: ModelSimulator, tmp_pa
         "SLEUTH_DATA_DIR": str(tmp_path),
     }
     faithful = Faithful()
-    llm.respond = lambda turn: {"ok": True} if "Task:" not in turn.system else faithful(turn)
+    llm.respond = lambda turn: faithful(turn) if brain_step_of(turn) else {"ok": True}
     result = CliRunner().invoke(app, ["doctor", "--llm", "--json"], env=env)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["model check"].startswith("ok: openai:sim answered in structured output")
@@ -388,9 +389,7 @@ def test_sleuth_doctor_llm_measures_the_model_and_recommends_a_preset(tmp_path: 
     from tests.servers.model_wire import LAPTOP
 
     faithful, k = Faithful(), 20.0
-    with serve(
-        lambda t: {"ok": True} if "Task:" not in t.system else faithful(t), profile=LAPTOP.scaled(k)
-    ) as sim:
+    with serve(lambda t: faithful(t) if brain_step_of(t) else {"ok": True}, profile=LAPTOP.scaled(k)) as sim:
         env = {"SLEUTH_LLM_MODEL": "ollama:qwen2.5:7b", "SLEUTH_LLM_BASE_URL": sim.root,
                "SLEUTH_DATA_DIR": str(tmp_path), "SLEUTH_LLM__PRESET": "hosted",
                "SLEUTH_LLM__QUESTION_BUDGET_S": str(60 / k), "SLEUTH_LLM__TIMEOUT_S": str(30 / k)}  # fmt: skip

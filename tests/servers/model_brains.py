@@ -34,9 +34,16 @@ _NUMBER = re.compile(r"(?<![\w.\-])(\d+)(?=[\s%.,]|$)")
 _COPULA = re.compile(r"\b(is|are|was|were|must|will|can|should)\b")
 
 
+_TASK = re.compile(r"Task: (plan|reflect|compose)\b")
+
+
 def step_of(turn: Turn) -> str | None:
-    """plan, reflect or compose; None when the instructions did not reach the model (a cut prompt)."""
-    return next((s for s in ("plan", "reflect", "compose") if f"Task: {s}" in turn.system), None)
+    """plan, reflect or compose, as the request's last `Task:` line names it; None when the instructions did
+    not reach the model (a cut prompt)."""
+    if "Step plan" not in turn.system:
+        return None
+    found = [m.group(1) for msg in turn.messages for m in _TASK.finditer(msg["content"])]
+    return found[-1] if found else None
 
 
 def passages(turn: Turn) -> list[dict[str, Any]]:

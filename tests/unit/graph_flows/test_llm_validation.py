@@ -517,3 +517,39 @@ def test_plan_and_reflect_leave_time_for_compose() -> None:
     with pytest.raises(BudgetSpent, match=r"deadline: 1\.0s left for reflect"):
         client.ask(ledger, "sys", "user", PlanOut, step="reflect")
     assert client.ask(ledger, "sys", "user", PlanOut, step="compose").aspects  # compose has its 9 s
+
+
+def test_consecutive_steps_share_a_prefix_above_the_caching_minimum() -> None:
+    """reflect then compose on the same passages: one system prompt and the passages block come first, so the
+    shared prefix is well above the 1,024 tokens provider caching needs (it was the first ~22% before)."""
+    from graph_flows.reasoners import prompts
+
+    long = " ".join(
+        f"Sentence {i} of the Atlas launch notes says the launch moved for reason {i}." for i in range(40)
+    )
+    evidence = [E1, E2, _evidence("E3", "Atlas notes", long)]
+    plan = {"effective_question": "Why did Atlas slip?", "aspects": PLAN_DICT["aspects"]}
+    reflect = prompts.SYSTEM + prompts.step_message(
+        plan, evidence, {"new_passages": ["E3"]}, budget_tokens=3000
+    )
+    compose = prompts.SYSTEM + prompts.step_message(
+        plan, evidence, {"established": {"a1": ["E1"]}}, budget_tokens=3000, step="compose"
+    )
+    shared = next((i for i, (a, b) in enumerate(zip(reflect, compose, strict=False)) if a != b), len(compose))
+    assert shared // prompts.CHARS_PER_TOKEN >= 1024 and shared / len(compose) > 0.8
+    assert reflect.rstrip().splitlines()[-1].startswith("Task: reflect")
+    assert compose.rstrip().splitlines()[-1].startswith("Task: compose")
+
+
+def test_anthropic_requests_mark_the_stable_prefix_for_caching() -> None:
+    chat = _ScriptedChat(PLAN)
+    client = ModelClient(cast(BaseChatModel, chat), LLMLimits(), provider="anthropic", name="claude-x")
+    user = passages_block([E1], budget_tokens=500) + '\n{"question": "q"}\n\nTask: plan.'
+    client.ask(Ledger(run="r"), "system rules", user, PlanOut, step="plan")
+    system, human = chat.seen[0]
+    assert system.content == [
+        {"type": "text", "text": "system rules", "cache_control": {"type": "ephemeral"}}
+    ]
+    passages, rest = human.content
+    assert isinstance(passages, dict) and passages["cache_control"] == {"type": "ephemeral"}
+    assert passages["text"].endswith(DATA_CLOSE) and isinstance(rest, dict) and "Task: plan" in rest["text"]
