@@ -48,12 +48,7 @@ from graph_flows.reasoners.llm_mapping import (
     reflection_from,
     shown_passages,
 )
-from graph_flows.reasoners.llm_merge import (
-    answers_the_question,
-    merge_composition,
-    merge_plan,
-    merge_reflection,
-)
+from graph_flows.reasoners.llm_merge import merge_composition, merge_plan, merge_reflection
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.offline.reflect import dense_support
@@ -203,20 +198,10 @@ class LLMReasoner:
 
         fallbacks = len(ledger.fallbacks)
         composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
-        if (
-            len(ledger.fallbacks) == fallbacks
-            and composition.sentences
-            and not any(ledger.offline_established.values())
-        ):  # only the model establishes an aspect: does its answer hold what the question asks about?
-            composition, judged = answers_the_question(composition, plan, evidence, lexicon)
-            ledger.notes.extend(judged)
-            step_notes = [*step_notes, *judged]
-        else:
-            judged = []
         if len(ledger.fallbacks) == fallbacks:  # never less than the offline reader answers on its own chains
             # and where the model established an aspect but wrote nothing grounded, on the model's chains too
             chains = ledger.offline_established
-            if not composition.sentences and not judged:
+            if not composition.sentences:
                 chains = {**established, **ledger.offline_established}
             own = self.fallback.compose(plan, evidence, chains, lexicon=lexicon)
             composition, added, count = merge_composition(composition, own)

@@ -10,7 +10,10 @@ never less than either:
   aspects; the model's plan wins where it reads more: a finer split into aspects (its aspects), the same split
   (its wording of each aspect, read with the frame's terms), a typed answer where the frame says "thing", a
   follow-up the frame missed; its search queries come first, the frame's follow.
-- reflect: an aspect the model leaves unestablished but the offline reading establishes takes the offline
+- reflect: an aspect the model establishes stands when the offline reading establishes it too or finds at
+  least one passage of its chain relevant (`THRESHOLDS.relevant`); a chain of passages the program's own
+  reading finds irrelevant is an over-claim and is dropped (a "relevance:" note), so nothing is composed on it.
+  An aspect the model leaves unestablished but the offline reading establishes takes the offline
   chain (and is no longer reported missing); a passage's relevance is the higher of the two; where to look
   next is the model's names and queries, then the offline reading's (the node checks each name in its
   passage), so a model that sees no next step does not end a search the offline loop would go on with.
@@ -33,18 +36,9 @@ from typing import Any
 
 from connectors.text import dedupe, normalise
 from graph_flows.config import THRESHOLDS
-from graph_flows.reading import term_set, units, values
-from graph_flows.reasoners.base import (
-    ComposedSentence,
-    Composition,
-    Lexicon,
-    PlanProposal,
-    ReflectionProposal,
-)
-from graph_flows.reasoners.offline.weights import PARAPHRASE_DENSE
-from graph_flows.state import Evidence
+from graph_flows.reading import term_set, values
+from graph_flows.reasoners.base import ComposedSentence, Composition, PlanProposal, ReflectionProposal
 
-RAREST = 2  # the question's rarest content words, one of which an answer only the model establishes must hold
 SAME_UNIT_SHARE = (
     0.8  # share of an offline sentence's terms one model sentence (same passage) holds to state it
 )
@@ -154,44 +148,6 @@ def merge_composition(model: Composition, offline: Composition) -> tuple[Composi
         return model, [], 0
     note = f"second reader: {len(added)} offline sentence(s) state what the model's answer does not; added"
     return replace(model, sentences=[*model.sentences, *added]), [note], len(added)
-
-
-def answers_the_question(
-    model: Composition, plan: dict[str, Any], evidence: Sequence[Evidence], lexicon: Lexicon
-) -> tuple[Composition, list[str]]:
-    """Where only the model establishes an aspect (the offline reading of the same passages establishes
-    none), its grounded answer stands only if a sentence's support (the unit it states, with its heading and
-    the passage title) holds the question's rarest content word, or says it in other words by the embedder;
-    else its sentences are the closest passages, a decline. Grounding tells that a sentence is faithful to
-    its passage, not that it answers: an over-claiming model establishes aspects on passages that only touch
-    the question and quotes them faithfully."""
-    if not model.answered or not model.sentences:
-        return model, []
-    question = plan.get("effective_question") or ""
-    wanted = sorted(term_set(question), key=lambda t: -lexicon.idf(t))
-    if not wanted:
-        return model, []
-    rarest = wanted[:RAREST]
-    by_id = {e["id"]: e for e in evidence}
-    for s in model.sentences:
-        cited = [by_id[c] for c in s.cites if c in by_id]
-        around = " ".join([s.text, *(e["title"] for e in cited), *(_heading_of(s.text, e) for e in cited)])
-        if set(rarest) & term_set(around):
-            return model, []
-        if cited and max(lexicon.similarity(question, [s.text])) >= PARAPHRASE_DENSE:
-            return model, []
-    note = (
-        f"relevance: only the model establishes an aspect and no sentence of its answer holds the question's "
-        f"rarest words ({', '.join(rarest)}); its {len(model.sentences)} sentence(s) are shown as the closest passages"
-    )
-    declined = replace(model, sentences=[], answered=False, related=[*model.sentences, *model.related])
-    return declined, [note]
-
-
-def _heading_of(text: str, e: Evidence) -> str:
-    wanted = term_set(text)
-    unit = max(units(e["text"]), key=lambda u: len(term_set(u.text) & wanted), default=None)
-    return unit.heading if unit else ""
 
 
 def stated(sentence: ComposedSentence, by: Sequence[ComposedSentence]) -> bool:
