@@ -111,7 +111,14 @@ class LLMReasoner:
 
         def ask() -> PlanProposal:
             message = prompts.plan_message(question, previous["question"] if previous else None)
-            out = self.client.ask(ledger, prompts.PLAN, message, PlanOut, step="plan")
+            try:
+                out = self.client.ask(ledger, _system(ledger, "plan"), message, PlanOut, step="plan")
+            except ContextTooLong as exc:
+                if ledger.compact:
+                    raise BadModelOutput(f"{exc}; still too long with the step's own instructions") from exc
+                ledger.compact = True
+                ledger.notes.append(f"plan: {exc}; asked again with the step's own instructions")
+                out = self.client.ask(ledger, _system(ledger, "plan"), message, PlanOut, step="plan")
             return plan_from(out, question, previous, lexicon, notes)
 
         def offline() -> PlanProposal:
@@ -137,7 +144,7 @@ class LLMReasoner:
                 message = prompts.step_message(
                     plan, shown, {"new_passages": list(new_ids)}, budget_tokens=budget
                 )
-                out = self.client.ask(ledger, prompts.REFLECT, message, ReflectOut, step="reflect")
+                out = self.client.ask(ledger, _system(ledger, "reflect"), message, ReflectOut, step="reflect")
                 return reflection_from(out, plan, {e["id"] for e in shown}, notes)
 
             return self._fitted(ledger, "reflect", ranked, once)
@@ -174,13 +181,15 @@ class LLMReasoner:
                 message = prompts.step_message(
                     plan, shown, {"established": established}, budget_tokens=budget, step="compose"
                 )
-                out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
+                out = self.client.ask(ledger, _system(ledger, "compose"), message, ComposeOut, step="compose")
                 composition, rejected = composition_from(out, plan, evidence, notes, similar)
                 if rejected:
                     notes.append(f"compose: {len(rejected)} sentence(s) rejected; one repair asked")
                     again = f"{message}\n\n{prompts.REGROUND.format(rejected=chr(10).join(rejected))}"
                     try:
-                        out = self.client.ask(ledger, prompts.COMPOSE, again, ComposeOut, step="compose")
+                        out = self.client.ask(
+                            ledger, _system(ledger, "compose"), again, ComposeOut, step="compose"
+                        )
                     except ReasonerError as exc:  # the grounded sentences of the first reply still stand
                         notes.append(f"compose: the repair failed ({exc})")
                     else:
@@ -242,6 +251,7 @@ class LLMReasoner:
             try:
                 return once(shown, budget)
             except ContextTooLong as exc:
+                ledger.compact = True  # the shared system prompt gives way to the step's own, too
                 if shrink == SHRINKS or len(shown) <= 1:
                     raise BadModelOutput(f"{exc}; still too long with {len(shown)} passage(s)") from exc
                 shown, budget = shown[: max(1, len(shown) // 2)], max(200, budget // 2)
@@ -263,6 +273,8 @@ class LLMReasoner:
                 result = ask()
             except BudgetSpent as exc:
                 reason = f"budget spent: {exc}"
+            except ContextTooLong as exc:
+                reason = f"invalid reply: {exc}"
             except ModelUnavailable as exc:
                 reason = f"model unavailable: {exc}"
             except BadModelOutput as exc:
@@ -278,6 +290,10 @@ class LLMReasoner:
             "llm step fell back to offline", extra={"step": step, "run": ledger.run, "reason": reason}
         )
         return offline(), ledger.notes[start:]
+
+
+def _system(ledger: Ledger, step: str) -> str:
+    return prompts.compact(step) if ledger.compact else prompts.SYSTEM
 
 
 def build_reasoner(

@@ -22,6 +22,7 @@ class Ledger:
     estimated: bool = False  # some reply had no usage metadata; tokens estimated from characters
     unavailable: str | None = None  # set once the model refused or stayed down: later steps skip it
     timeouts: int = 0  # calls given up on (their streams closed); never disables the model
+    compact: bool = False  # the window is too small for the shared system prompt: each step's own from now on
     deadline: float | None = None  # monotonic time by which the question's last call must end
     steps: int = 0  # steps asked of the model (plan, each reflect, compose)
     offline_added: int = 0  # aspects and sentences the second reader added to the model's (`llm_merge`)

@@ -85,6 +85,15 @@ SYSTEM = (
     + _COMPOSE
 )
 PLAN = REFLECT = COMPOSE = SYSTEM  # one system prompt: the step is named in the request (`Task: <step>`)
+_STEPS = {"plan": _PLAN, "reflect": _REFLECT, "compose": _COMPOSE}
+
+
+def compact(step: str) -> str:
+    """The rules and this step's instructions only: for a window too small for the shared system prompt (a
+    model started with a 2k context), at the cost of the cached prefix."""
+    return _COMMON + "\n" + _STEPS[step]
+
+
 TASK = "\n\nTask: {step}. Reply with the JSON object of this step's shape."
 
 REPAIR = (

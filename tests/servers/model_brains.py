@@ -40,7 +40,7 @@ _TASK = re.compile(r"Task: (plan|reflect|compose)\b")
 def step_of(turn: Turn) -> str | None:
     """plan, reflect or compose, as the request's last `Task:` line names it; None when the instructions did
     not reach the model (a cut prompt)."""
-    if "Step plan" not in turn.system:
+    if not re.search(r"\bStep (plan|reflect|compose)\b", turn.system):
         return None
     found = [m.group(1) for msg in turn.messages for m in _TASK.finditer(msg["content"])]
     return found[-1] if found else None
