@@ -81,7 +81,11 @@ class Measured:
                 f"budget {self.budget_s:.0f}s"
             )
             settings = " ".join(f"SLEUTH_LLM__{k.upper()}={v:g}" for k, v in self.recommended.items())
-            rows["preset"] = f"{self.preset} (SLEUTH_LLM__PRESET={self.preset}); measured fit: {settings}"
+            short = PRESETS[self.preset]["question_budget_s"] < self.recommended["question_budget_s"]
+            hint = " (no preset has this headroom: set these)" if short else ""
+            rows["preset"] = (
+                f"{self.preset} (SLEUTH_LLM__PRESET={self.preset}); measured fit{hint}: {settings}"
+            )
         return rows
 
 
