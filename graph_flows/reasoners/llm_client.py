@@ -30,14 +30,11 @@ and vLLM's words for a prompt over the window are read as OpenAI's, so fewer pas
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
@@ -46,6 +43,15 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 from graph_flows.config import LLMLimits, StructuredMethod
 from graph_flows.reasoners.base import BadModelOutput, ReasonerError
 from graph_flows.reasoners.llm_call import bound, is_reasoning, stream, takes_temperature, within
+from graph_flows.reasoners.llm_errors import (
+    CONTEXT_ERROR,
+    describe,
+    is_retryable,
+    is_timeout,
+    message_of,
+    retry_after,
+    status_of,
+)
 from graph_flows.reasoners.llm_ledger import Ledger, Ledgers
 from graph_flows.reasoners.llm_reply import Reply, parse_reply, reply_of
 from graph_flows.reasoners.llm_schemas import model_schema
@@ -53,17 +59,10 @@ from graph_flows.reasoners.llm_slots import Slots, SlotTimeout
 from graph_flows.reasoners.prompts import REPAIR, SHORTER, cache_blocks
 
 log = logging.getLogger(__name__)
-__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model"]
+__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model", "is_retryable"]
 
 T = TypeVar("T", bound=BaseModel)
 MAX_RETRY_AFTER_S = 30.0
-_CONTEXT_ERROR = re.compile(
-    r"context.length|context window|maximum context|prompt is too long|too many tokens|"
-    r"reduce the length|input is too long|exceeds? the (?:model's )?(?:max|context)|"
-    r"exceeds? the available context size|exceed_context_size|larger than the max context size|"
-    r"is too long and exceeds limit|(?:prompt|input) \(\d+ tokens\) is too long",
-    re.I,
-)  # OpenAI, Anthropic, llama.cpp (`exceed_context_size_error`, older "input is larger than ..."), vLLM
 MAX_REASONING_CAP = 16_000
 HEARTBEAT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
     "sleuth_llm_heartbeat", default=None
@@ -145,18 +144,6 @@ def structured_method(provider: str, configured: StructuredMethod, name: str = "
     if provider == "anthropic":
         return "function_calling" if takes_temperature(provider, name) else "json_schema"
     return "json_schema" if provider in {"openai", "ollama"} else "function_calling"
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """429, 5xx, timeouts and connection errors; never 4xx answers or our own errors."""
-    status = _status(exc)
-    if status is not None:
-        return status == 429 or status >= 500
-    if isinstance(exc, httpx.TransportError | TimeoutError | ConnectionError):
-        return True
-    return any(
-        n in {"APITimeoutError", "APIConnectionError"} for n in (c.__name__ for c in type(exc).__mro__)
-    )
 
 
 class ModelClient:
@@ -259,16 +246,16 @@ class ModelClient:
         self, exc: Exception, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str
     ) -> Reply:
         """A call that failed for good: a quirk met by changing the request and asking again, or an error."""
-        status, message = _status(exc), _message(exc).lower()
-        if status in {400, 413, 422, 500} and _CONTEXT_ERROR.search(message):
-            raise ContextTooLong(f"the prompt does not fit the model's context ({_describe(exc)})") from exc
-        if _is_timeout(exc) or isinstance(exc, SlotTimeout):
-            raise ModelSlow(f"no reply in time ({_describe(exc)})") from exc
+        status, message = status_of(exc), message_of(exc).lower()
+        if status in {400, 413, 422, 500} and CONTEXT_ERROR.search(message):
+            raise ContextTooLong(f"the prompt does not fit the model's context ({describe(exc)})") from exc
+        if is_timeout(exc) or isinstance(exc, SlotTimeout):
+            raise ModelSlow(f"no reply in time ({describe(exc)})") from exc
         quirk = self._quirk(status, message, exc)
         if quirk:
             ledger.notes.append(f"{step}: {quirk}; sent that way from now on")
             return self._call(ledger, messages, schema, step)
-        ledger.unavailable = _describe(exc)
+        ledger.unavailable = describe(exc)
         raise ModelUnavailable(ledger.unavailable) from exc
 
     def _quirk(self, status: int | None, message: str, exc: Exception) -> str | None:
@@ -318,7 +305,7 @@ class ModelClient:
                 done=slot.release if slot is not None else lambda: None,
             )
         except Exception as exc:
-            if _is_timeout(exc):
+            if is_timeout(exc):
                 ledger.timeouts += 1
             if type(exc).__name__ != "LengthFinishReasonError":  # the OpenAI SDK's word for a cut reply
                 raise
@@ -378,49 +365,7 @@ class ModelClient:
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        retry_after = _retry_after(exc) if exc else None
-        if retry_after is not None:
-            return min(retry_after, MAX_RETRY_AFTER_S)
+        after = retry_after(exc) if exc else None
+        if after is not None:
+            return min(after, MAX_RETRY_AFTER_S)
         return min(self.limits.backoff_s * 2 ** (state.attempt_number - 1), self.limits.max_backoff_s)
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    if isinstance(exc, httpx.TimeoutException | TimeoutError):
-        return True
-    return any(c.__name__ == "APITimeoutError" for c in type(exc).__mro__)
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    if not isinstance(status, int):
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _message(exc: BaseException) -> str:
-    body = getattr(exc, "body", None)
-    return f"{exc} {json.dumps(body) if isinstance(body, dict) else body or ''}"
-
-
-_HINTS = {
-    401: "the key was refused: check SLEUTH_LLM_API_KEY",
-    403: "the key may not use this model: check SLEUTH_LLM_API_KEY and SLEUTH_LLM_MODEL",
-    404: "unknown model or URL: check SLEUTH_LLM_MODEL and SLEUTH_LLM_BASE_URL",
-}
-
-
-def _describe(exc: BaseException) -> str:
-    status = _status(exc)
-    if not status or status < 400:
-        return type(exc).__name__
-    hint = f": {_HINTS[status]}" if status in _HINTS else ""
-    return f"{type(exc).__name__} (HTTP {status}{hint})"
