@@ -653,13 +653,17 @@ def doctor(
         bool, typer.Option("--slack", help="Check the live Slack setup (token, scopes, secret, public URL)")
     ] = False,
     llm: Annotated[
-        bool, typer.Option("--llm", help="Also ask the configured model one small question")
+        bool,
+        typer.Option(
+            "--llm", help="Also check the configured model: one small question, then the real steps timed"
+        ),
     ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Which reasoner, embedder, store and Slack mode this configuration runs (contacts nothing); with --slack,
     checks the Slack setup against Slack and the public URL, and says what to fix; with --llm, one structured
-    call shows at start whether the model, its URL and its key work (exit code 1 if not)."""
+    call shows at start whether the model, its URL and its key work, then plan, reflect and compose run on a
+    fixture: measured speed, the budget verdict and the preset that fits (exit code 1 if a step fails)."""
     if slack:
         _doctor_slack(as_json)
         return
@@ -688,6 +692,9 @@ def doctor(
     failed = False
     if llm:
         rows["model check"], failed = _check_model(s)
+        if not failed:
+            measured, failed = _measure_model(s)
+            rows |= measured
     if as_json:
         typer.echo(json.dumps(rows))
         raise typer.Exit(1 if failed else 0)
@@ -709,6 +716,14 @@ def _check_model(s: Settings) -> tuple[str, bool]:
         return f"ok: {check_model(s)}", False
     except (ReasonerError, ImportError, ValueError) as exc:
         return f"failed: {exc}", True
+
+
+def _measure_model(s: Settings) -> tuple[dict[str, str], bool]:
+    """The plan, reflect and compose schemas on a fixture: speed, the budget verdict, the preset that fits."""
+    from graph_flows.reasoners.llm import measure_model
+
+    measured = measure_model(s)
+    return measured.lines(), not all(step.accepted for step in measured.steps)
 
 
 def _doctor_slack(as_json: bool) -> None:

@@ -108,12 +108,31 @@ def _list_blocks(title: str, lines: list[str]) -> list[dict[str, Any]]:
     return _sections("\n".join([title, *lines])) if lines else []
 
 
+_FAILED = {
+    "slow": "was too slow",
+    "budget": "ran out of time",
+    "unreadable": "gave replies Sleuth could not use",
+    "unavailable": "was unavailable",
+}
+
+
 def footer_text(answer: dict[str, Any]) -> str:
     rounds = answer.get("rounds", 0)
     return (
         f"Confidence {float(answer.get('confidence') or 0):.0%} · {rounds} round{'s' if rounds != 1 else ''}"
-        " · only sources you can see were used"
+        " · only sources you can see were used" + fallback_note(answer)
     )
+
+
+def fallback_note(answer: dict[str, Any]) -> str:
+    """Where the model failed and the offline reasoner stood in: the answer says so, in the asker's words."""
+    fallbacks = answer.get("fallbacks") or []
+    if not fallbacks:
+        return ""
+    why = _FAILED.get(fallbacks[-1].get("kind", ""), "was unavailable")
+    if any(f.get("step") == "compose" for f in fallbacks):
+        return f" · answered by the offline reader: the model {why}"
+    return f" · the model {why} for part of the search; the offline reader stood in"
 
 
 def _actions(trace_id: str) -> list[dict[str, Any]]:

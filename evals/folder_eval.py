@@ -176,8 +176,9 @@ def run_folder_eval(
     limit: int | None = None,
     tracker: Tracker = no_tracker,
     llm_reasoner: Callable[[], Reasoner] | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> FolderEvalRun:
-    items = load_eval(folder / "eval.jsonl")[:limit]
+    items = [i for i in load_eval(folder / "eval.jsonl") if kinds is None or i.kind in kinds][:limit]
     connector = FolderConnector(FolderConfig(path=folder), name=source_name(items, folder))
     store, sync = _synced_store(connector, folder, embedder, data_dir, tracker, label)
     runner = ModeRunner(store, llm_reasoner=llm_reasoner)

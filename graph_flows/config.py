@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 StructuredMethod = Literal["auto", "json_schema", "function_calling", "json_mode"]
+PresetName = Literal["auto", "hosted", "ollama", "llamacpp", "lmstudio", "vllm", "local"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
 
 class FlowConfig(BaseModel):
@@ -36,9 +38,12 @@ THRESHOLDS = Thresholds()
 
 
 class LLMLimits(BaseModel):
-    """Timeouts, retries, output caps and the per-question budget (SLEUTH_LLM__*). Defaults suit a hosted
-    model; self-hosted ones usually want `context_tokens` set to the window they were started with."""
+    """Timeouts, retries, output caps and the per-question budget (SLEUTH_LLM__*). The defaults below suit a
+    hosted model; `preset` (auto: from the provider and URL, `reasoners.llm_presets`) sets the timing and the
+    calls in flight for local servers, and a field set explicitly always wins over the preset. Self-hosted
+    models usually want `context_tokens` set to the window they were started with."""
 
+    preset: PresetName = "auto"
     temperature: float | None = Field(default=0.0, ge=0, le=2)  # None: not sent (models that reject it)
     timeout_s: float = Field(default=30.0, gt=0)  # one request
     attempts: int = Field(default=3, ge=1, le=8)  # per model call: 1 + retries on 429/5xx/timeouts
@@ -54,3 +59,7 @@ class LLMLimits(BaseModel):
     compose_reserve_s: float = Field(default=12.0, ge=0)  # plan and reflect leave this much for compose
     min_call_s: float = Field(default=2.0, gt=0)  # a call with less time left is not started
     structured_output: StructuredMethod = "auto"  # auto: json_schema (OpenAI, Ollama), tools (Anthropic)
+    max_in_flight: int = Field(default=8, ge=1, le=256)  # calls at once per model and host, all processes
+    reasoning_effort: ReasoningEffort | None = None  # sent to reasoning models; "low" on an exhausted retry
+    send_max_tokens: bool = False  # also send `max_tokens` beside `max_completion_tokens` (older llama.cpp)
+    slots_dir: str | None = None  # where the cross-process call slots are kept (default: the temp dir)

@@ -111,6 +111,7 @@ class Answer(TypedDict, total=False):
     rounds: int
     reasoner: str
     calibration: dict[str, Any]  # the learned reader's verdict: probability, threshold, features, withheld
+    fallbacks: list[dict[str, str]]  # steps the model failed and the offline reasoner took: step, kind
 
 
 class TraceEntry(TypedDict, total=False):

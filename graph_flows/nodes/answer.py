@@ -159,7 +159,26 @@ def compose_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: 
     usage = getattr(reasoner, "usage", None)  # a model's reasoner: this question's calls, tokens, fallbacks
     if usage is not None:
         entry["llm"] = usage(plan)
+        if entry["llm"]["fallbacks"]:  # the footer says so: an offline answer must not look like the model's
+            result["fallbacks"] = fallback_kinds(entry["llm"]["fallbacks"])
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+def fallback_kinds(fallbacks: Sequence[str]) -> list[dict[str, str]]:
+    """The reasoner's fallbacks ("compose: model unavailable: ...") as step and kind of failure, without the
+    error text: what the footer may tell the asker."""
+    kinds = (
+        ("no reply in time", "slow"),
+        ("budget spent", "budget"),
+        ("invalid reply", "unreadable"),
+        ("model unavailable", "unavailable"),
+    )
+    out = []
+    for line in fallbacks:
+        step, _, reason = line.partition(":")
+        kind = next((k for words, k in kinds if words in reason), "unavailable")
+        out.append({"step": step.strip(), "kind": kind})
+    return out
 
 
 def _subjects(

@@ -9,7 +9,9 @@ the cited titles) as the same *normalised whole token*, so "1 May 2024" = "2024-
 "120 requests/min · Burst: 20"); the sentence negates exactly
 as often as its support does; and most of its content terms come from the passages. Without a quote, the
 passage sentence closest to the claim stands in for it (quantities are then looked up in the whole cited
-passages). Each failure is a short reason, which the trace shows and the repair request lists.
+passages). Then the sentence must relate its facts as the support does (`grounding_relations`: no values
+swapped between the things they belong to, no other cause, no reversed direction). Each failure is a short
+reason, which the trace shows and the repair request lists.
 
 The model reads each passage as `shown_text`: one readable unit a line, table rows with their column names
 bound ("Plan: Starter · Sustained: 120 requests/min"), as the offline reasoner reads them; a quote may come from
@@ -24,6 +26,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from graph_flows.reading import sentences, term_set, units
+from graph_flows.reasoners.grounding_relations import Binding, misrelated
 from graph_flows.state import Evidence
 
 GROUNDED_SHARE = 0.5  # share of a sentence's content terms that must occur in the passages it cites
@@ -163,6 +166,30 @@ def quantities(text: str) -> list[tuple[str, frozenset[str]]]:
     return found
 
 
+def bindings(text: str) -> list[Binding]:
+    """Each quantity in `text` in order, with the content terms written between it and the one before, less
+    the words that follow a value (its unit)."""
+    spans: list[tuple[int, int, frozenset[str]]] = []
+    masked = text
+    for m in _DATE.finditer(text):
+        spans.append((m.start(), m.end(), _date(m)))
+        masked = masked[: m.start()] + " " * (m.end() - m.start()) + masked[m.end() :]
+    for m in _QUANTITY.finditer(masked):
+        readings = _readings(m.group("n"), m.group("u"))
+        if readings:
+            spans.append((m.start(), m.end(), readings))
+    spans.sort()
+    units = (
+        set().union(*(term_set(" ".join(text[end:].split()[:1])) for _, end, _ in spans)) if spans else set()
+    )
+    out: list[Binding] = []
+    last = 0
+    for start, end, readings in spans:  # a value's unit ("120 requests/min") is no word of the next value's
+        out.append((text[start:end].strip(), term_set(text[last:start]) - units, readings))
+        last = end
+    return out
+
+
 def negations(text: str) -> int:
     """How many negations the text has: a claim must negate as often as its support ("are not tracked as a
     performance issue, not a crash" is not "are tracked as a performance issue, not a crash")."""
@@ -237,7 +264,8 @@ def ungrounded(sentence: str, quote: str, cited: Sequence[Evidence]) -> str | No
             if own_negations > support_negations
             else "it drops the passage's negation"
         )
-    return None
+    claim = _untitled(sentence, cited)
+    return misrelated(claim, support, bindings(claim), bindings(support))
 
 
 def _untitled(sentence: str, cited: Sequence[Evidence]) -> str:

@@ -111,7 +111,14 @@ class LLMReasoner:
 
         def ask() -> PlanProposal:
             message = prompts.plan_message(question, previous["question"] if previous else None)
-            out = self.client.ask(ledger, prompts.PLAN, message, PlanOut, step="plan")
+            try:
+                out = self.client.ask(ledger, _system(ledger, "plan"), message, PlanOut, step="plan")
+            except ContextTooLong as exc:
+                if ledger.compact:
+                    raise BadModelOutput(f"{exc}; still too long with the step's own instructions") from exc
+                ledger.compact = True
+                ledger.notes.append(f"plan: {exc}; asked again with the step's own instructions")
+                out = self.client.ask(ledger, _system(ledger, "plan"), message, PlanOut, step="plan")
             return plan_from(out, question, previous, lexicon, notes)
 
         def offline() -> PlanProposal:
@@ -137,7 +144,7 @@ class LLMReasoner:
                 message = prompts.step_message(
                     plan, shown, {"new_passages": list(new_ids)}, budget_tokens=budget
                 )
-                out = self.client.ask(ledger, prompts.REFLECT, message, ReflectOut, step="reflect")
+                out = self.client.ask(ledger, _system(ledger, "reflect"), message, ReflectOut, step="reflect")
                 return reflection_from(out, plan, {e["id"] for e in shown}, notes)
 
             return self._fitted(ledger, "reflect", ranked, once)
@@ -172,15 +179,17 @@ class LLMReasoner:
         def ask() -> Composition:
             def once(shown: list[Evidence], budget: int) -> Composition:
                 message = prompts.step_message(
-                    plan, shown, {"established": established}, budget_tokens=budget
+                    plan, shown, {"established": established}, budget_tokens=budget, step="compose"
                 )
-                out = self.client.ask(ledger, prompts.COMPOSE, message, ComposeOut, step="compose")
+                out = self.client.ask(ledger, _system(ledger, "compose"), message, ComposeOut, step="compose")
                 composition, rejected = composition_from(out, plan, evidence, notes, similar)
                 if rejected:
                     notes.append(f"compose: {len(rejected)} sentence(s) rejected; one repair asked")
                     again = f"{message}\n\n{prompts.REGROUND.format(rejected=chr(10).join(rejected))}"
                     try:
-                        out = self.client.ask(ledger, prompts.COMPOSE, again, ComposeOut, step="compose")
+                        out = self.client.ask(
+                            ledger, _system(ledger, "compose"), again, ComposeOut, step="compose"
+                        )
                     except ReasonerError as exc:  # the grounded sentences of the first reply still stand
                         notes.append(f"compose: the repair failed ({exc})")
                     else:
@@ -242,6 +251,7 @@ class LLMReasoner:
             try:
                 return once(shown, budget)
             except ContextTooLong as exc:
+                ledger.compact = True  # the shared system prompt gives way to the step's own, too
                 if shrink == SHRINKS or len(shown) <= 1:
                     raise BadModelOutput(f"{exc}; still too long with {len(shown)} passage(s)") from exc
                 shown, budget = shown[: max(1, len(shown) // 2)], max(200, budget // 2)
@@ -263,6 +273,8 @@ class LLMReasoner:
                 result = ask()
             except BudgetSpent as exc:
                 reason = f"budget spent: {exc}"
+            except ContextTooLong as exc:
+                reason = f"invalid reply: {exc}"
             except ModelUnavailable as exc:
                 reason = f"model unavailable: {exc}"
             except BadModelOutput as exc:
@@ -280,6 +292,10 @@ class LLMReasoner:
         return offline(), ledger.notes[start:]
 
 
+def _system(ledger: Ledger, step: str) -> str:
+    return prompts.compact(step) if ledger.compact else prompts.SYSTEM
+
+
 def build_reasoner(
     settings: LLMSettings, *, limits: LLMLimits | None = None, sleep: Callable[[float], None] | None = None
 ) -> Reasoner:
@@ -294,17 +310,28 @@ def build_reasoner(
 def model_client(
     settings: LLMSettings, *, limits: LLMLimits | None = None, sleep: Callable[[float], None] | None = None
 ) -> ModelClient:
+    """The model's client with the preset's limits filled in (`llm_presets`) and its slots on this host."""
     from graph_flows.reasoners.llm_client import build_chat_model, provider_of
+    from graph_flows.reasoners.llm_presets import resolved
+    from graph_flows.reasoners.llm_slots import Slots
 
     if not settings.llm_model:
         raise ValueError("no model configured (SLEUTH_LLM_MODEL)")
-    limits = limits or getattr(settings, "llm", None) or LLMLimits()
+    provider, name = provider_of(settings.llm_model)
+    limits = resolved(
+        limits or getattr(settings, "llm", None) or LLMLimits(), provider, settings.llm_base_url
+    )
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     chat = build_chat_model(settings.llm_model, base_url=settings.llm_base_url, api_key=key, limits=limits)
-    provider, _ = provider_of(settings.llm_model)
-    if sleep is None:
-        return ModelClient(chat, limits, provider=provider)
-    return ModelClient(chat, limits, provider=provider, sleep=sleep)
+    slots = Slots(
+        f"{settings.llm_model}@{settings.llm_base_url or provider}",
+        limits.max_in_flight,
+        folder=limits.slots_dir,
+    )
+    options: dict[str, Any] = {"provider": provider, "name": name, "slots": slots}
+    if sleep is not None:
+        options["sleep"] = sleep
+    return ModelClient(chat, limits, **options)
 
 
 def check_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> str:
@@ -317,3 +344,10 @@ def check_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> st
     if not out.ok:
         raise BadModelOutput("the model answered the check with ok=false")
     return f"{settings.llm_model} answered in structured output ({client.method}), {ledger.tokens} tokens"
+
+
+def measure_model(settings: LLMSettings, *, limits: LLMLimits | None = None) -> Any:
+    """`sleuth doctor --llm`: the real steps on a fixture, timed (`llm_doctor.Measured`)."""
+    from graph_flows.reasoners.llm_doctor import measure
+
+    return measure(model_client(settings, limits=limits))

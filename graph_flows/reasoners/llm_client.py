@@ -14,23 +14,27 @@ strict modes cannot promise (prose or fences around the JSON, a tool call instea
 
 Only 429, 5xx, timeouts and connection errors are retried, with backoff that honours Retry-After and never
 waits past the deadline; the provider SDK's own retries are off so there is one retry policy whatever the
-provider. Every call runs under the question's deadline: a call that outlives it is abandoned.
+provider. Every call runs under the question's deadline: a call that outlives it is abandoned and its stream
+closed (`llm_call`). A call first takes one of the model's slots (`llm_slots`, `max_in_flight` per model and
+host across processes), so askers queue here, not at a single-slot server. A timeout costs the step, never the
+question: only a refusal of the request (4xx) or a server that stays down marks the model unavailable for the
+question's later steps.
+
+Provider quirks handled before or after the call: the newest Claude models and OpenAI's reasoning models get
+no temperature (`llm_call.takes_temperature`); a reasoning model that spends the whole output cap on reasoning
+(empty content, finish reason `length`) is asked once more with twice the cap and `reasoning_effort` low;
+OpenAI-compatible local servers get `max_tokens` beside `max_completion_tokens` (`send_max_tokens`); llama.cpp's
+and vLLM's words for a prompt over the window are read as OpenAI's, so fewer passages are shown.
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
-import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
@@ -38,21 +42,28 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from graph_flows.config import LLMLimits, StructuredMethod
 from graph_flows.reasoners.base import BadModelOutput, ReasonerError
+from graph_flows.reasoners.llm_call import bound, is_reasoning, stream, takes_temperature, within
+from graph_flows.reasoners.llm_errors import (
+    CONTEXT_ERROR,
+    describe,
+    is_retryable,
+    is_timeout,
+    message_of,
+    retry_after,
+    status_of,
+)
+from graph_flows.reasoners.llm_ledger import Ledger, Ledgers
 from graph_flows.reasoners.llm_reply import Reply, parse_reply, reply_of
 from graph_flows.reasoners.llm_schemas import model_schema
-from graph_flows.reasoners.prompts import REPAIR, SHORTER
+from graph_flows.reasoners.llm_slots import Slots, SlotTimeout
+from graph_flows.reasoners.prompts import REPAIR, SHORTER, cache_blocks
 
 log = logging.getLogger(__name__)
-__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model"]
+__all__ = ["LLMLimits", "Ledger", "Ledgers", "ModelClient", "build_chat_model", "is_retryable"]
 
 T = TypeVar("T", bound=BaseModel)
 MAX_RETRY_AFTER_S = 30.0
-MAX_LEDGERS = 512
-_CONTEXT_ERROR = re.compile(
-    r"context.length|context window|maximum context|prompt is too long|too many tokens|"
-    r"reduce the length|input is too long|exceeds? the (?:model's )?(?:max|context)",
-    re.I,
-)
+MAX_REASONING_CAP = 16_000
 HEARTBEAT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
     "sleuth_llm_heartbeat", default=None
 )  # set by the job worker: called before every model call, so a long question keeps its lease
@@ -62,68 +73,16 @@ class ModelUnavailable(ReasonerError):
     pass
 
 
+class ModelSlow(ModelUnavailable):
+    """The step's calls timed out or found no free slot: this step falls back, later steps still ask."""
+
+
 class BudgetSpent(ReasonerError):
     pass
 
 
 class ContextTooLong(ReasonerError):
     pass
-
-
-@dataclass
-class Ledger:
-    """What one question cost and what went wrong, for the trace and the bench."""
-
-    run: str
-    calls: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    estimated: bool = False  # some reply had no usage metadata; tokens estimated from characters
-    unavailable: str | None = None  # set once transport failed: later steps skip the model
-    deadline: float | None = None  # monotonic time by which the question's last call must end
-    steps: int = 0  # steps asked of the model (plan, each reflect, compose)
-    offline_added: int = 0  # aspects and sentences the second reader added to the model's (`llm_merge`)
-    offline_established: dict[str, list[str]] = field(default_factory=dict)  # the second reader's, last round
-    fallbacks: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    flagged: set[str] = field(default_factory=set)  # evidence ids already noted as instruction-like
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def usage(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "retries": self.retries,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "tokens": self.tokens,
-            "estimated": self.estimated,
-            "steps": self.steps,
-            "fallbacks": list(self.fallbacks),
-            "fallback_rate": round(len(self.fallbacks) / self.steps, 2) if self.steps else 0.0,
-            "offline_added": self.offline_added,
-        }
-
-
-class Ledgers:
-    """Ledgers by question run id, bounded (oldest dropped) and safe to share between worker threads."""
-
-    def __init__(self, size: int = MAX_LEDGERS) -> None:
-        self._size = size
-        self._items: OrderedDict[str, Ledger] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, run: str) -> Ledger:
-        with self._lock:
-            ledger = self._items.get(run)
-            if ledger is None:
-                ledger = self._items[run] = Ledger(run=run)
-                while len(self._items) > self._size:
-                    self._items.popitem(last=False)
-            return ledger
 
 
 def provider_of(model: str) -> tuple[str, str]:
@@ -138,11 +97,14 @@ def build_chat_model(
     """`openai:<name>` (any OpenAI-compatible endpoint with base_url: vLLM, llama.cpp, LM Studio...),
     `ollama:<name>`, `anthropic:<name>`; other LangChain providers get only the common options. Keys are
     passed explicitly, never read from the environment. Every reply is capped at `max_output_tokens`, and
-    Ollama gets `num_ctx` (its default window of 2-4k tokens silently cuts the prompt)."""
+    Ollama gets `num_ctx` (its default window of 2-4k tokens silently cuts the prompt). `limits` are the
+    resolved ones (`llm_presets.resolved`)."""
     from langchain.chat_models import init_chat_model
 
     provider, name = provider_of(model)
-    options: dict[str, Any] = {"temperature": limits.temperature}
+    options: dict[str, Any] = {}
+    if limits.temperature is not None and takes_temperature(provider, name):
+        options["temperature"] = limits.temperature
     if provider in {"openai", "anthropic"}:
         options |= {
             "api_key": api_key or "unused",
@@ -150,6 +112,13 @@ def build_chat_model(
             "max_retries": 0,
             "max_tokens": limits.max_output_tokens,
         }
+        if provider == "openai":
+            options["stream_usage"] = True
+            if limits.send_max_tokens:  # older llama.cpp builds read only this one
+                options["extra_body"] = {"max_tokens": limits.max_output_tokens}
+        if limits.reasoning_effort and is_reasoning(provider, name):
+            effort = limits.reasoning_effort
+            options["reasoning_effort"] = "low" if provider == "anthropic" and effort == "minimal" else effort
     elif provider == "ollama":
         options |= {
             "num_ctx": limits.context_tokens,
@@ -160,30 +129,26 @@ def build_chat_model(
         options["api_key"] = api_key
     if base_url:
         options["base_url"] = base_url
+    if provider == "openai":
+        from graph_flows.reasoners.llm_openai import StreamingChatOpenAI
+
+        return StreamingChatOpenAI(model=name, **options)
     return init_chat_model(name, model_provider=provider, **options)
 
 
-def structured_method(provider: str, configured: StructuredMethod) -> str:
+def structured_method(provider: str, configured: StructuredMethod, name: str = "") -> str:
+    """auto: `json_schema` for OpenAI-compatible servers and Ollama, a forced tool for Anthropic, except the
+    newest Claude models, which think adaptively and so take no forced tool: their `output_config` schema."""
     if configured != "auto":
         return configured
+    if provider == "anthropic":
+        return "function_calling" if takes_temperature(provider, name) else "json_schema"
     return "json_schema" if provider in {"openai", "ollama"} else "function_calling"
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """429, 5xx, timeouts and connection errors; never 4xx answers or our own errors."""
-    status = _status(exc)
-    if status is not None:
-        return status == 429 or status >= 500
-    if isinstance(exc, httpx.TransportError | TimeoutError | ConnectionError):
-        return True
-    return any(
-        n in {"APITimeoutError", "APIConnectionError"} for n in (c.__name__ for c in type(exc).__mro__)
-    )
-
-
 class ModelClient:
-    """One chat model plus the retry policy, the deadline and the budget. `ask` returns a reply read as
-    `schema`, or raises."""
+    """One chat model plus the retry policy, the deadline, the budget and the model's slots. `ask` returns a
+    reply read as `schema`, or raises."""
 
     def __init__(
         self,
@@ -191,13 +156,18 @@ class ModelClient:
         limits: LLMLimits,
         *,
         provider: str = "openai",
+        name: str = "",
+        slots: Slots | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.chat = chat
         self.limits = limits
         self.provider = provider
-        self.method = structured_method(provider, limits.structured_output)
+        self.name = name
+        self.method = structured_method(provider, limits.structured_output, name)
+        self.slots = slots
+        self.on_text: Callable[[str, str], None] | None = None  # (step, text so far): the stream, as written
         self._sleep = sleep
         self.clock = clock
 
@@ -206,8 +176,14 @@ class ModelClient:
         ledger.deadline = self.clock() + self.limits.question_budget_s
 
     def ask(self, ledger: Ledger, system: str, user: str, schema: type[T], *, step: str) -> T:
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
+        messages = self._messages(system, user)
         reply = self._call(ledger, messages, schema, step)
+        if reply.truncated and not reply.text.strip() and not reply.args and self._roomier():
+            ledger.notes.append(
+                f"{step}: the reply was empty at the output cap (spent on reasoning); asked again with "
+                "twice the cap and low reasoning effort"
+            )
+            reply = self._call(ledger, messages, schema, step)
         try:
             return parse_reply(reply, schema)
         except BadModelOutput as exc:
@@ -224,6 +200,13 @@ class ModelClient:
             return parse_reply(self._call(ledger, messages, schema, step), schema)
         except BadModelOutput as exc:
             raise BadModelOutput(f"{exc} (after one repair)") from exc
+
+    def _messages(self, system: str, user: str) -> list[BaseMessage]:
+        """Anthropic's requests mark the stable prefix (the system prompt, the passages) for its cache."""
+        if self.provider != "anthropic":
+            return [SystemMessage(system), HumanMessage(user)]
+        marked = {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+        return [SystemMessage(content=[marked]), HumanMessage(content=cache_blocks(user))]
 
     def remaining(self, ledger: Ledger, step: str) -> float:
         """Seconds this step may still spend; plan and reflect leave `compose_reserve_s` for compose."""
@@ -257,15 +240,40 @@ class ModelClient:
         except ReasonerError:
             raise
         except Exception as exc:  # provider SDKs raise their own trees; wrapped once, here
-            if _status(exc) in {400, 413, 422} and _CONTEXT_ERROR.search(_message(exc)):
-                raise ContextTooLong(
-                    f"the prompt does not fit the model's context ({_describe(exc)})"
-                ) from exc
-            if _status(exc) == 400 and "temperature" in _message(exc).lower() and self._drop_temperature():
-                ledger.notes.append(f"{step}: the model rejects temperature; sent without it from now on")
-                return self._call(ledger, messages, schema, step)
-            ledger.unavailable = _describe(exc)
-            raise ModelUnavailable(ledger.unavailable) from exc
+            return self._failed(exc, ledger, messages, schema, step)
+
+    def _failed(
+        self, exc: Exception, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str
+    ) -> Reply:
+        """A call that failed for good: a quirk met by changing the request and asking again, or an error."""
+        status, message = status_of(exc), message_of(exc).lower()
+        if status in {400, 413, 422, 500} and CONTEXT_ERROR.search(message):
+            raise ContextTooLong(f"the prompt does not fit the model's context ({describe(exc)})") from exc
+        if is_timeout(exc) or isinstance(exc, SlotTimeout):
+            raise ModelSlow(f"no reply in time ({describe(exc)})") from exc
+        quirk = self._quirk(status, message, exc)
+        if quirk:
+            ledger.notes.append(f"{step}: {quirk}; sent that way from now on")
+            return self._call(ledger, messages, schema, step)
+        ledger.unavailable = describe(exc)
+        raise ModelUnavailable(ledger.unavailable) from exc
+
+    def _quirk(self, status: int | None, message: str, exc: Exception) -> str | None:
+        """What to change in the request when the model refused a parameter, or None when nothing helps."""
+        client_side = isinstance(exc, ValueError) and status is None  # the SDK refused before sending
+        if (status == 400 or client_side) and "temperature" in message and self._drop("temperature"):
+            return "the model rejects temperature"
+        if status == 400 and "max_tokens" in message and "unsupported" in message and self._drop_max_tokens():
+            return "the server rejects max_tokens beside max_completion_tokens"
+        if (
+            status == 400
+            and self.provider == "openai"
+            and self.method == "json_schema"
+            and any(w in message for w in ("response_format", "json_schema", "invalid schema"))
+        ):
+            self.method = "json_mode"
+            return "the server rejects json_schema output; asked for a JSON object instead"
+        return None
 
     def _once(self, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str) -> Reply:
         if ledger.calls >= self.limits.max_calls:
@@ -278,24 +286,33 @@ class ModelClient:
         beat = HEARTBEAT.get()
         if beat is not None:
             beat()
+        slot = self.slots.acquire(left - self.limits.min_call_s) if self.slots is not None else None
+        left = self.remaining(ledger, step)  # the wait for a slot counts against the question, not the call
         ledger.calls += 1
-        strict = {"strict": True} if self.provider == "openai" and self.method == "json_schema" else {}
-        runnable = self.chat.with_structured_output(
-            model_schema(schema),
-            method=self.method,  # type: ignore[arg-type]
-            include_raw=True,
-            **strict,
-        )
+        model = bound(self.chat, model_schema(schema), self.method, self.provider)
+        sink = self.on_text
+        written: list[str] = []
+
+        def on_text(text: str) -> None:
+            written.append(text)
+            if sink is not None:
+                sink(step, "".join(written))
+
         try:
-            out = _within(lambda: runnable.invoke(messages), min(left, self.limits.timeout_s + 1.0))
+            raw = within(
+                lambda cancel: stream(model, messages, cancel=cancel, on_text=on_text),
+                min(left, self.limits.timeout_s + 1.0),
+                done=slot.release if slot is not None else lambda: None,
+            )
         except Exception as exc:
+            if is_timeout(exc):
+                ledger.timeouts += 1
             if type(exc).__name__ != "LengthFinishReasonError":  # the OpenAI SDK's word for a cut reply
                 raise
             return self._cut(ledger, exc)
-        raw = out["raw"] if isinstance(out, dict) else out
-        if not isinstance(raw, AIMessage):
-            raise BadModelOutput(f"unexpected reply type {type(raw).__name__}")
         reply = reply_of(raw)
+        if raw.response_metadata.get("whitespace_loop"):
+            ledger.notes.append(f"{step}: the reply looped on whitespace; stopped and read as cut")
         usage = raw.usage_metadata
         if usage:
             ledger.input_tokens += int(usage.get("input_tokens", 0))
@@ -315,72 +332,40 @@ class ModelClient:
         ledger.output_tokens += int(getattr(usage, "completion_tokens", 0) or self.limits.max_output_tokens)
         return Reply(text=text, truncated=True)
 
-    def _drop_temperature(self) -> bool:
-        if getattr(self.chat, "temperature", None) is None:
+    def _drop(self, field: str) -> bool:
+        if getattr(self.chat, field, None) is None:
             return False
-        self.chat = self.chat.model_copy(update={"temperature": None})
+        self.chat = self.chat.model_copy(update={field: None})
+        return True
+
+    def _drop_max_tokens(self) -> bool:
+        extra = dict(getattr(self.chat, "extra_body", None) or {})
+        if "max_tokens" not in extra:
+            return False
+        extra.pop("max_tokens")
+        self.chat = self.chat.model_copy(update={"extra_body": extra or None})
+        return True
+
+    def _roomier(self) -> bool:
+        """For a reasoning model that spent its cap: twice the output cap (once) and low reasoning effort."""
+        if not is_reasoning(self.provider, self.name):
+            return False
+        cap_field = "num_predict" if self.provider == "ollama" else "max_tokens"
+        cap = getattr(self.chat, cap_field, None) or self.limits.max_output_tokens
+        if cap >= min(MAX_REASONING_CAP, self.limits.max_output_tokens * 2):
+            return False
+        update: dict[str, Any] = {cap_field: min(MAX_REASONING_CAP, cap * 2)}
+        if hasattr(self.chat, "reasoning_effort"):
+            update["reasoning_effort"] = "low"
+        extra = dict(getattr(self.chat, "extra_body", None) or {})
+        if "max_tokens" in extra:
+            update["extra_body"] = {**extra, "max_tokens": update[cap_field]}
+        self.chat = self.chat.model_copy(update=update)
         return True
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        retry_after = _retry_after(exc) if exc else None
-        if retry_after is not None:
-            return min(retry_after, MAX_RETRY_AFTER_S)
+        after = retry_after(exc) if exc else None
+        if after is not None:
+            return min(after, MAX_RETRY_AFTER_S)
         return min(self.limits.backoff_s * 2 ** (state.attempt_number - 1), self.limits.max_backoff_s)
-
-
-def _within(call: Callable[[], Any], seconds: float) -> Any:
-    """Runs `call`, abandoning it after `seconds` (it ends on its own request timeout, in its thread)."""
-    box: dict[str, Any] = {}
-    context = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            box["out"] = context.run(call)
-        except BaseException as exc:  # handed to the caller's thread as is
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="sleuth-llm-call", daemon=True)
-    thread.start()
-    thread.join(max(0.0, seconds))
-    if thread.is_alive():
-        raise TimeoutError(f"no reply within {seconds:.1f}s")
-    if "error" in box:
-        raise box["error"]
-    return box["out"]
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    if not isinstance(status, int):
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _message(exc: BaseException) -> str:
-    body = getattr(exc, "body", None)
-    return f"{exc} {json.dumps(body) if isinstance(body, dict) else body or ''}"
-
-
-_HINTS = {
-    401: "the key was refused: check SLEUTH_LLM_API_KEY",
-    403: "the key may not use this model: check SLEUTH_LLM_API_KEY and SLEUTH_LLM_MODEL",
-    404: "unknown model or URL: check SLEUTH_LLM_MODEL and SLEUTH_LLM_BASE_URL",
-}
-
-
-def _describe(exc: BaseException) -> str:
-    status = _status(exc)
-    if not status or status < 400:
-        return type(exc).__name__
-    hint = f": {_HINTS[status]}" if status in _HINTS else ""
-    return f"{type(exc).__name__} (HTTP {status}{hint})"

@@ -10,7 +10,10 @@ never less than either:
   aspects; the model's plan wins where it reads more: a finer split into aspects (its aspects), the same split
   (its wording of each aspect, read with the frame's terms), a typed answer where the frame says "thing", a
   follow-up the frame missed; its search queries come first, the frame's follow.
-- reflect: an aspect the model leaves unestablished but the offline reading establishes takes the offline
+- reflect: an aspect the model establishes stands when the offline reading establishes it too or finds at
+  least one passage of its chain relevant (`THRESHOLDS.relevant`); a chain of passages the program's own
+  reading finds irrelevant is an over-claim and is dropped (a "relevance:" note), so nothing is composed on it.
+  An aspect the model leaves unestablished but the offline reading establishes takes the offline
   chain (and is no longer reported missing); a passage's relevance is the higher of the two; where to look
   next is the model's names and queries, then the offline reading's (the node checks each name in its
   passage), so a model that sees no next step does not end a search the offline loop would go on with.
@@ -32,6 +35,7 @@ from dataclasses import replace
 from typing import Any
 
 from connectors.text import dedupe, normalise
+from graph_flows.config import THRESHOLDS
 from graph_flows.reading import term_set, values
 from graph_flows.reasoners.base import ComposedSentence, Composition, PlanProposal, ReflectionProposal
 
@@ -85,8 +89,20 @@ def merge_reflection(
 ) -> tuple[ReflectionProposal, list[str]]:
     """The model's reflection, plus each aspect only the offline reading establishes."""
     texts = {a["id"]: a["text"] for a in plan["aspects"]}
-    established = dict(model.established)
     notes: list[str] = []
+    established: dict[str, list[str]] = {}
+    for aspect, chain in model.established.items():  # the program's reading must find the chain relevant
+        if (
+            chain
+            and not offline.established.get(aspect)
+            and all(offline.relevance.get(eid, 0.0) < THRESHOLDS.relevant for eid in chain)
+        ):
+            notes.append(
+                f"relevance: {aspect} not established: the offline reading finds none of {', '.join(chain)} "
+                "relevant to it"
+            )
+            continue
+        established[aspect] = list(chain)
     for aspect, chain in offline.established.items():
         if aspect in texts and chain and not established.get(aspect):
             established[aspect] = list(chain)

@@ -6,7 +6,8 @@ closed, no length caps and no maps, which is what strict structured-output modes
 ignored (an extra key can add nothing: the program only reads the fields below), `null` means the default,
 long lists and strings are cut, a template copied literally (`"explanation|thing"`) picks its first option,
 and evidence ids written `[E1]`, `e1` or `1` become `E1`. What cannot be read this way (no aspects, a
-sentence with no text) is rejected and repaired once.
+sentence with no text) is rejected and repaired once; inside a list, an item that cannot be read (a null, an
+aspect established on no evidence) is dropped and the rest of the reply kept.
 
 These are the model's *proposal*; the LLM reasoner turns them into the dataclasses of `reasoners.base`, and
 the nodes validate those exactly as they validate the offline reasoner's.
@@ -19,7 +20,16 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 
 AnswerTypeName = Literal[
     "person", "date", "number", "money", "place", "explanation", "yesno", "choice", "list", "thing"
@@ -53,6 +63,29 @@ def _ids(cap: int) -> Callable[[Any], Any]:
 def _cap(n: int) -> BeforeValidator:
     """Lists longer than the program reads are cut, not rejected."""
     return BeforeValidator(lambda v: v[:n] if isinstance(v, list) else ([] if v is None else v))
+
+
+def _valid_items(n: int) -> WrapValidator:
+    """A list whose items are read one by one: an item that cannot be read (a null, an aspect established on
+    `evidence: []`, a sentence without text) is dropped and the rest kept, instead of the whole reply
+    rejected; then the list is cut to `n`."""
+
+    def read(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            return handler(value)
+        kept: list[Any] = []
+        for item in value:
+            if item is None:
+                continue
+            try:
+                kept.extend(handler([item]))
+            except ValidationError:
+                continue
+        return kept[:n] if kept else handler([])  # none readable: the list's own rule (at least one) speaks
+
+    return WrapValidator(read)
 
 
 def _clip(n: int) -> BeforeValidator:
@@ -110,7 +143,7 @@ class AspectOut(_Lenient):
 
 
 class PlanOut(_Lenient):
-    aspects: Annotated[list[AspectOut], _cap(4)] = Field(min_length=1)
+    aspects: Annotated[list[AspectOut], _valid_items(4)] = Field(min_length=1)
     entities: Names = Field(default_factory=list)
     answer_type: Annotated[AnswerTypeName, _choice(AnswerTypeName, "thing")] = "thing"
     comparison: bool = False
@@ -157,15 +190,15 @@ def _pairs(key: str, value: str) -> Callable[[Any], Any]:
 
 
 class ReflectOut(_Lenient):
-    relevance: Annotated[list[RelevanceOut], BeforeValidator(_pairs("id", "score")), _cap(40)] = Field(
-        default_factory=list
-    )
-    established: Annotated[list[EstablishedOut], BeforeValidator(_pairs("aspect", "evidence")), _cap(8)] = (
+    relevance: Annotated[list[RelevanceOut], BeforeValidator(_pairs("id", "score")), _valid_items(40)] = (
         Field(default_factory=list)
-    )  # question 1
-    missing: Annotated[list[GapOut], _cap(6)] = Field(default_factory=list)  # question 2
+    )
+    established: Annotated[
+        list[EstablishedOut], BeforeValidator(_pairs("aspect", "evidence")), _valid_items(8)
+    ] = Field(default_factory=list)  # question 1
+    missing: Annotated[list[GapOut], _valid_items(6)] = Field(default_factory=list)  # question 2
     direction: Annotated[DirectionName, _choice(DirectionName, "text")] = "text"  # question 3
-    entities: Annotated[list[EntityOut], _cap(8)] = Field(default_factory=list)
+    entities: Annotated[list[EntityOut], _valid_items(8)] = Field(default_factory=list)
     queries: Annotated[list[Annotated[str, _clip(200)]], _cap(3)] = Field(default_factory=list)
 
     @property
@@ -186,9 +219,9 @@ class ConflictOut(_Lenient):
 
 
 class ComposeOut(_Lenient):
-    sentences: Annotated[list[SentenceOut], _cap(12)] = Field(default_factory=list)
-    gaps: Annotated[list[GapOut], _cap(6)] = Field(default_factory=list)
-    conflicts: Annotated[list[ConflictOut], _cap(4)] = Field(default_factory=list)
+    sentences: Annotated[list[SentenceOut], _valid_items(12)] = Field(default_factory=list)
+    gaps: Annotated[list[GapOut], _valid_items(6)] = Field(default_factory=list)
+    conflicts: Annotated[list[ConflictOut], _valid_items(4)] = Field(default_factory=list)
     answered: bool = False
 
 
@@ -227,6 +260,8 @@ def model_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [<the type>, {"type": "null"}]`: every structured-output mode takes it (OpenAI and vLLM strict,
+    Ollama, Anthropic), where a type array (`["string", "null"]`) is refused by some."""
     if "anyOf" in node:
         kinds = node["anyOf"]
         return (
@@ -234,9 +269,8 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
             if any(k.get("type") == "null" for k in kinds)
             else {**node, "anyOf": [*kinds, {"type": "null"}]}
         )
-    kind = node.get("type")
-    if isinstance(kind, str):
-        node = {**node, "type": [kind, "null"]}
-        if "enum" in node:
-            node["enum"] = [*node["enum"], None]
-    return node
+    if "type" not in node:
+        return node
+    described = {k: node[k] for k in ("description",) if k in node}
+    inner = {k: v for k, v in node.items() if k != "description"}
+    return {**described, "anyOf": [inner, {"type": "null"}]}

@@ -4,8 +4,12 @@ Retrieved passages travel only inside a delimited data block as a JSON list of {
 updated, text}; the system prompt says they are data, never instructions. The model never sees principals and
 has no tools; the stop rules are code.
 
-Stable content comes first so providers can cache the prefix: the system prompt (one per step), then the
-passages in id order (a passage keeps its id for the whole thread), then the fields that change each call.
+Stable content comes first so providers can cache the prefix: one system prompt for every step (the rules and
+all three steps' instructions), then the passages in id order (a passage keeps its id for the whole thread),
+then the fields that change each call, and last the step asked (`Task: reflect`). Consecutive calls of a
+question (reflect, then compose on the same passages) so share the system prompt and the passages, well above
+the 1,024 tokens OpenAI's automatic and Anthropic's marked caching need; Anthropic requests mark the system
+prompt and the passages block as cacheable (`cache_blocks`).
 Each passage is shown one unit a line, table rows with their column names (`grounding.shown_text`); one longer
 than its share of `passage_tokens` is cut to its units closest to the question, kept in their order, never
 mid-sentence.
@@ -21,7 +25,7 @@ from graph_flows.reading import sentences, term_set
 from graph_flows.reasoners.grounding import shown_text
 from graph_flows.state import Evidence
 
-PROMPT_VERSION = "sleuth-llm-2026.2"
+PROMPT_VERSION = "sleuth-llm-2026.3"
 DATA_OPEN, DATA_CLOSE = "<<<PASSAGES", "PASSAGES>>>"
 CHARS_PER_TOKEN = 4  # a rough English average; budgets are estimates, the provider's usage is what counts
 MIN_PASSAGE_CHARS = 160
@@ -39,10 +43,8 @@ _COMMON = (
     "for anything you do not know."
 )
 
-PLAN = (
-    _COMMON
-    + """
-Task: plan. Split the question into 1-4 aspects (what must be known), name the entities the question mentions
+_PLAN = """
+Step plan. Split the question into 1-4 aspects (what must be known), name the entities the question mentions
 (verbatim), the expected answer type, whether it compares things, the first direction and up to 4 search
 queries. If it continues the previous question, set followup and write the question self-contained. Set scope
 "broad" when a complete answer gathers many documents of one or more themes (what problems, what changed,
@@ -50,12 +52,9 @@ summarise, what is blocking), else "pointed".
 Shape: {"aspects": [{"text": str, "entities": [str]}], "entities": [str], "answer_type":
 "person|date|number|place|explanation|yesno|choice|thing", "comparison": bool, "direction": "text|graph",
 "queries": [str], "followup": bool, "effective_question": str, "scope": "broad|pointed"}"""
-)
 
-REFLECT = (
-    _COMMON
-    + """
-Task: reflect on the passages read so far and answer three fixed questions.
+_REFLECT = """
+Step reflect: reflect on the passages read so far and answer three fixed questions.
 1. established: which aspects the passages establish, each with the chain of passage ids it rests on.
 2. missing: what is still missing, only as a relation between known entities or an explanation, with the ids
    of the passages that hold the clues; or missing_source with the aspect id when no passage touches it. Never
@@ -66,19 +65,36 @@ each with the id of the passage it is quoted from.
 Shape: {"relevance": [{"id": "E1", "score": float}], "established": [{"aspect": "a1", "evidence": ["E1"]}], "missing":
 [{"kind": "relation|explanation|missing_source", "what": str, "clues": ["E1"], "aspect": "a1"|null}],
 "direction": "text|graph", "entities": [{"name": str, "evidence_id": "E1"}], "queries": [str]}"""
-)
 
-COMPOSE = (
-    _COMMON
-    + """
-Task: compose the answer from the passages only. Each sentence states one fact found in the passages it
-cites (1-4 ids) and adds nothing else; with it, copy word for word the passage text that supports it
+_COMPOSE = """
+Step compose: compose the answer from the passages only. Each sentence states one fact found in the passages
+it cites (1-4 ids) and adds nothing else; with it, copy word for word the passage text that supports it
 ("quote"), from the first passage it cites. Keep numbers, dates and negations exactly as the passage has them.
 List open gaps, and conflicts (passages giving different values for one fact).
 Shape: {"sentences": [{"text": str, "cites": ["E1"], "quote": str, "aspect": "a1"|null}], "gaps": [{"kind":
 "relation|explanation|missing_source", "what": str, "clues": ["E1"], "aspect": null}], "conflicts": [{"about":
 str, "evidence": ["E1", "E2"]}], "answered": bool}"""
+
+SYSTEM = (
+    _COMMON
+    + "\nYou are asked one step at a time; the step is named on the last line of the request. The steps:\n"
+    + _PLAN
+    + "\n"
+    + _REFLECT
+    + "\n"
+    + _COMPOSE
 )
+PLAN = REFLECT = COMPOSE = SYSTEM  # one system prompt: the step is named in the request (`Task: <step>`)
+_STEPS = {"plan": _PLAN, "reflect": _REFLECT, "compose": _COMPOSE}
+
+
+def compact(step: str) -> str:
+    """The rules and this step's instructions only: for a window too small for the shared system prompt (a
+    model started with a 2k context), at the cost of the cached prefix."""
+    return _COMMON + "\n" + _STEPS[step]
+
+
+TASK = "\n\nTask: {step}. Reply with the JSON object of this step's shape."
 
 REPAIR = (
     "Your reply was rejected: {error}\nReply again with only the JSON object in the required shape, "
@@ -137,16 +153,34 @@ def best_sentences(text: str, focus: str, chars: int) -> str:
 
 
 def plan_message(question: str, previous: str | None) -> str:
-    return json.dumps({"question": question, "previous_question": previous}, ensure_ascii=False)
+    body = json.dumps({"question": question, "previous_question": previous}, ensure_ascii=False)
+    return body + TASK.format(step="plan")
 
 
 def step_message(
-    plan: dict[str, Any], evidence: Sequence[Evidence], adds: dict[str, Any], *, budget_tokens: int
+    plan: dict[str, Any],
+    evidence: Sequence[Evidence],
+    adds: dict[str, Any],
+    *,
+    budget_tokens: int,
+    step: str = "reflect",
 ) -> str:
     """The passages that fit the budget, then the plan with what this step adds (reflect: the new passages'
-    ids; compose: the established chains)."""
+    ids; compose: the established chains), then the step asked."""
     block = passages_block(evidence, budget_tokens=budget_tokens, focus=_focus(plan))
-    return block + "\n" + _with_plan(plan, adds)
+    return block + "\n" + _with_plan(plan, adds) + TASK.format(step=step)
+
+
+def cache_blocks(user: str) -> list[str | dict[str, Any]]:
+    """The request as Anthropic content blocks, the passages block (the stable part after the system prompt)
+    marked for caching."""
+    if DATA_CLOSE not in user:
+        return [{"type": "text", "text": user}]
+    head, tail = user.split(DATA_CLOSE, 1)
+    return [
+        {"type": "text", "text": head + DATA_CLOSE, "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": tail},
+    ]
 
 
 def _focus(plan: dict[str, Any]) -> str:

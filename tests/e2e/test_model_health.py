@@ -38,9 +38,9 @@ def test_the_admin_home_and_the_trace_show_the_model_fallback_rate(
 
     ts = env.mention("alice@acme.io", QUESTION)
     [answer] = env.wait_answers(GENERAL, ts)
-    assert "*Sources*" in format_message(
-        answer
-    )  # the offline reasoner composed it: never a silent "not found"
+    shown_answer = format_message(answer)
+    assert "*Sources*" in shown_answer  # the offline reasoner composed it: never a silent "not found"
+    assert "answered by the offline reader: the model gave replies Sleuth could not use" in shown_answer
 
     env.slack.open_app_home(dana)
     home = format_message(env.slack.wait_for(lambda: env.slack.home_view(dana)))
@@ -62,3 +62,12 @@ def test_without_a_model_the_admin_home_says_answers_are_offline(make_env: EnvFa
     env.slack.open_app_home(dana)
     home = format_message(env.slack.wait_for(lambda: env.slack.home_view(dana)))
     assert "None configured: every answer comes from the offline reasoner." in home
+
+
+def test_an_answer_from_the_model_has_no_fallback_line(make_env: EnvFactory, sim: ModelSimulator) -> None:
+    sim.respond = Faithful()
+    env = make_env(llm_model="openai:sim", llm_base_url=sim.base_url("openai"), llm_api_key="k")
+    ts = env.mention("alice@acme.io", QUESTION)
+    [answer] = env.wait_answers(GENERAL, ts)
+    shown = format_message(answer)
+    assert "Confidence" in shown and "offline reader" not in shown and "the model" not in shown

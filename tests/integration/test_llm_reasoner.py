@@ -28,6 +28,7 @@ from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_client import LLMLimits
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.prompts import DATA_CLOSE, DATA_OPEN
+from tests.servers.model_brains import step_of as brain_step_of
 from tests.servers.model_sim import ModelSimulator, Protocol, Say, Turn, serve
 
 ANN = frozenset({"public", "user:ann@acme.io"})
@@ -143,7 +144,10 @@ def _ask(
 
 # ---------------------------------------------------------------------- the scripted model
 def step_of(turn: Turn) -> str:
-    return next(s for s in ("plan", "reflect", "compose") if f"Task: {s}" in turn.system)
+    step = brain_step_of(turn)
+    if step is None:
+        raise ValueError("no step named in the request")
+    return step
 
 
 def passages(turn: Turn) -> dict[str, str]:
@@ -431,8 +435,8 @@ def test_429_and_500_are_retried_with_backoff(
 
 @pytest.mark.parametrize(
     "fault",
-    [Say(status=500), Say(status=429, headers={"Retry-After": "0"}), Say(delay_s=30, content="{}")],
-    ids=["500", "429", "timeout"],
+    [Say(status=500), Say(status=429, headers={"Retry-After": "0"})],
+    ids=["500", "429"],
 )
 def test_a_model_that_stays_down_gives_the_offline_answer(
     store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float], fault: Say
@@ -450,6 +454,23 @@ def test_a_model_that_stays_down_gives_the_offline_answer(
     assert any(n.startswith("fallback: offline (model unavailable") for n in _notes(history, reasoner))
 
 
+def test_a_timeout_costs_the_step_not_the_question(
+    store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
+) -> None:
+    llm.respond = lambda turn: Say(delay_s=30, content="{}")
+    reasoner = _reasoner(llm, sleeps, attempts=2, timeout_s=0.3)
+    out, history = _ask(store, reasoner)
+    offline_out, _ = _ask(store, OfflineReasoner())
+
+    usage = reasoner.usage(history["plan"])
+    assert usage["steps"] >= 3 and len(llm.turns) == 2 * usage["steps"]  # every step asked the model again
+    assert usage["timeouts"] == len(llm.turns) and usage["calls"] == len(llm.turns)
+    assert (
+        all("no reply in time" in f for f in usage["fallbacks"]) and len(usage["fallbacks"]) == usage["steps"]
+    )
+    assert out["answer"]["text"] == offline_out["answer"]["text"]
+
+
 def test_a_broken_http_body_falls_back(
     store: KnowledgeStore, llm: ModelSimulator, sleeps: list[float]
 ) -> None:
@@ -457,7 +478,8 @@ def test_a_broken_http_body_falls_back(
     reasoner = _reasoner(llm, sleeps)
     out, history = _ask(store, reasoner)
     fallbacks = reasoner.usage(history["plan"])["fallbacks"]
-    assert fallbacks[0] == "plan: model unavailable: JSONDecodeError" and fallbacks[-1].startswith("compose:")
+    assert fallbacks[0] in {"plan: model unavailable: JSONDecodeError", "plan: model unavailable: ValueError"}
+    assert fallbacks[-1].startswith("compose:")
     assert len(llm.turns) == 1 and out["answer"]["answered"]
 
 

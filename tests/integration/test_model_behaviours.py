@@ -8,6 +8,7 @@ silent "not found".
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from tests.integration.test_llm_reasoner import (
     store,
 )
 from tests.servers.model_brains import Faithful, Sloppy
+from tests.servers.model_brains import step_of as brain_step_of
 from tests.servers.model_sim import ModelSimulator, Protocol, Say, context_error, serve
 
 __all__ = ["llm", "sleeps", "store"]  # fixtures shared with the reasoner's own tests
@@ -304,7 +306,8 @@ def test_sleuth_doctor_llm_checks_the_model_at_start(llm: ModelSimulator, tmp_pa
         "SLEUTH_LLM_API_KEY": "k",
         "SLEUTH_DATA_DIR": str(tmp_path),
     }
-    llm.respond = lambda turn: {"ok": True}
+    faithful = Faithful()
+    llm.respond = lambda turn: faithful(turn) if brain_step_of(turn) else {"ok": True}
     result = CliRunner().invoke(app, ["doctor", "--llm", "--json"], env=env)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["model check"].startswith("ok: openai:sim answered in structured output")
@@ -378,3 +381,25 @@ def test_a_reformatted_date_in_a_paraphrase_is_accepted_and_posted_as_the_source
     assert "Atlas's launch slipped from March to May 2024." in out["answer"]["text"]  # the quote's spelling
     assert reformatted not in out["answer"]["text"]
     assert not any(n.startswith("rejected sentence") for n in _notes(history, reasoner))
+
+
+def test_sleuth_doctor_llm_measures_the_model_and_recommends_a_preset(tmp_path: Path) -> None:
+    """Against a simulated laptop (one slot, 300 prompt and 21 reply tokens/s, run 20 times faster): the real
+    steps are accepted, the measured rates are the profile's, and the hosted budget is judged too short."""
+    from tests.servers.model_wire import LAPTOP
+
+    faithful, k = Faithful(), 20.0
+    with serve(lambda t: faithful(t) if brain_step_of(t) else {"ok": True}, profile=LAPTOP.scaled(k)) as sim:
+        env = {"SLEUTH_LLM_MODEL": "ollama:qwen2.5:7b", "SLEUTH_LLM_BASE_URL": sim.root,
+               "SLEUTH_DATA_DIR": str(tmp_path), "SLEUTH_LLM__PRESET": "hosted",
+               "SLEUTH_LLM__QUESTION_BUDGET_S": str(60 / k), "SLEUTH_LLM__TIMEOUT_S": str(30 / k)}  # fmt: skip
+        result = CliRunner().invoke(app, ["doctor", "--llm", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows["schemas"].count("accepted") == 3, rows["schemas"]
+    prompt, generation = (float(x) for x in re.findall(r"(\d+(?:\.\d+)?) tokens/s", rows["model speed"]))
+    assert 0.5 * 300 * k < prompt < 1.6 * 300 * k and 0.5 * 21 * k < generation < 1.3 * 21 * k, rows
+    assert rows["budget"].startswith("over: a question takes") and "with 4 askers at once" in rows["budget"]
+    assert (
+        "SLEUTH_LLM__QUESTION_BUDGET_S=" in rows["preset"] and "SLEUTH_LLM__MAX_IN_FLIGHT=1" in rows["preset"]
+    )

@@ -7,6 +7,10 @@ prompt, the passages from the data block, the question from the fields after it.
 - `Sloppy`: the same, except that it changes a number ("12 days" -> "2 days") or negates a claim where it
   can, and keeps doing so when asked to repair. It remembers every unfaithful sentence it wrote, so a test can
   check that none of them reached the answer.
+- `OverEstablishing`: the faithful model that over-claims, as many hosted models do: it establishes every
+  aspect on the passages it is shown, however little they say about it, and composes from them with
+  `answered: true`; its quotes are verbatim, so only relevance (not fidelity) tells its answers from its
+  declines. Asked the injected question, it quotes the injected sentence. It keeps every sentence it wrote.
 """
 
 from __future__ import annotations
@@ -30,9 +34,16 @@ _NUMBER = re.compile(r"(?<![\w.\-])(\d+)(?=[\s%.,]|$)")
 _COPULA = re.compile(r"\b(is|are|was|were|must|will|can|should)\b")
 
 
+_TASK = re.compile(r"Task: (plan|reflect|compose)\b")
+
+
 def step_of(turn: Turn) -> str | None:
-    """plan, reflect or compose; None when the instructions did not reach the model (a cut prompt)."""
-    return next((s for s in ("plan", "reflect", "compose") if f"Task: {s}" in turn.system), None)
+    """plan, reflect or compose, as the request's last `Task:` line names it; None when the instructions did
+    not reach the model (a cut prompt)."""
+    if not re.search(r"\bStep (plan|reflect|compose)\b", turn.system):
+        return None
+    found = [m.group(1) for msg in turn.messages for m in _TASK.finditer(msg["content"])]
+    return found[-1] if found else None
 
 
 def passages(turn: Turn) -> list[dict[str, Any]]:
@@ -154,3 +165,32 @@ class Sloppy(Faithful):
             return text
         self.unfaithful.add(text)
         return text
+
+
+@dataclass
+class OverEstablishing(Faithful):
+    per_answer: int = 2
+    written: list[str] = field(default_factory=list)
+
+    def reflect(self, turn: Turn) -> dict[str, Any]:
+        question = question_of(turn)
+        scored = sorted(
+            ((overlap(question, f"{p['title']} {p['text']}"), p["id"]) for p in passages(turn)), reverse=True
+        )
+        chain = [pid for score, pid in scored if score > 0][: self.per_answer]
+        return {
+            "relevance": [{"id": pid, "score": max(0.8, round(score, 2))} for score, pid in scored],
+            "established": [{"aspect": "a1", "evidence": chain}] if chain else [],
+            "missing": [],
+            "direction": "text",
+            "entities": [],
+            "queries": None,
+        }
+
+    def compose(self, turn: Turn) -> dict[str, Any]:
+        reply = super().compose(turn)
+        self.written += [s["quote"] for s in reply["sentences"]]
+        return {**reply, "answered": bool(reply["sentences"])}
+
+    def say(self, sentence: str, title: str) -> str:
+        return sentence  # the quote itself, stated as the answer

@@ -13,7 +13,18 @@ A brain (`respond`, a function of the request read as a `Turn`) or a queue (`pus
 `Say`: a dict sent the way the request asked (tool call when a tool was forced, content otherwise), or text;
 with realistic faults: prose around the JSON, a ``` fence, a tool call where content was asked, a cut at the
 output cap, a refusal, an HTTP error (429 + Retry-After, 5xx, a context-length error), a delay (held on an event
-`close` releases). Every request is recorded as a `Turn`; a request with nothing scripted gets a 500.
+`close` releases), a whitespace loop until the cap. Every request is recorded as a `Turn`; a request with
+nothing scripted gets a 500.
+
+Streamed requests are answered in each protocol's streaming format (`model_wire`), paced by the server's
+`Profile` (`LAPTOP`: one slot, a cold load, 21 tokens/s); a client that goes away mid-stream is counted in
+`disconnects` (and `disconnected` is set), and generation stops there, as on a real server. `quirks` are
+documented refusals and habits of real servers and models: `no-temperature` (a 400 for any temperature but
+the default, reasoning models), `no-max-tokens` (a 400 for `max_tokens`, OpenAI's reasoning models),
+`max-tokens-only` (older llama.cpp: reads only `max_tokens`), `type-arrays` (a 400 for a schema with
+`"type": [..., "null"]`, which Anthropic's structured output refuses), `reasoning` (hidden reasoning spends
+2,000 output tokens, 200 at low effort: below that the reply is empty with finish reason `length`).
+`dialect` words a context-length error as `openai`, `llamacpp` or `vllm` do.
 """
 
 from __future__ import annotations
@@ -27,7 +38,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from tests.servers import model_wire
+from tests.servers.model_wire import INSTANT, Profile
+
 Protocol = Literal["openai", "ollama", "anthropic"]
+Dialect = Literal["openai", "llamacpp", "vllm"]
+REASONING_TOKENS, LOW_EFFORT_REASONING_TOKENS = 2000, 200
 OLLAMA_DEFAULT_CTX = 2048
 CHARS_PER_TOKEN = 4
 
@@ -68,6 +84,7 @@ class Say:
     delay_s: float = 0.0
     usage: tuple[int, int] | None = None  # (prompt, completion) tokens; estimated if None
     raw_body: str | None = None  # a broken HTTP payload
+    whitespace: bool = False  # "{" and then whitespace until the output cap (a JSON-grammar loop)
 
 
 Reply = Say | dict[str, Any] | str
@@ -78,10 +95,20 @@ def say(reply: Reply) -> Say:
     return reply if isinstance(reply, Say) else Say(content=reply)
 
 
-def context_error(protocol: Protocol, window: int, asked: int) -> Say:
+def context_error(protocol: Protocol, window: int, asked: int, dialect: Dialect = "openai") -> Say:
     """The provider's own words for a prompt over the window."""
     if protocol == "anthropic":
         return Say(status=400, error=f"prompt is too long: {asked} tokens > {window} maximum")
+    if dialect == "llamacpp":  # llama-server's `exceed_context_size_error`
+        return Say(
+            status=400,
+            error="the request exceeds the available context size, try increasing it",
+            error_code="exceed_context_size_error",
+        )
+    if dialect == "vllm":
+        return Say(
+            status=400, error=f"Input prompt ({asked} tokens) is too long and exceeds limit of {window}"
+        )
     return Say(
         status=400,
         error=f"This model's maximum context length is {window} tokens. However, you requested {asked} "
@@ -91,9 +118,25 @@ def context_error(protocol: Protocol, window: int, asked: int) -> Say:
 
 
 class ModelSimulator:
-    def __init__(self, respond: Brain | None = None, *, window: int | None = None, port: int = 0) -> None:
+    def __init__(
+        self,
+        respond: Brain | None = None,
+        *,
+        window: int | None = None,
+        port: int = 0,
+        profile: Profile = INSTANT,
+        quirks: frozenset[str] = frozenset(),
+        dialect: Dialect = "openai",
+    ) -> None:
         self.respond = respond
         self.window = window  # OpenAI/Anthropic: a prompt over it is a 400 (Ollama: see num_ctx)
+        self.profile, self.quirks, self.dialect = profile, quirks, dialect
+        self.disconnects = 0
+        self.disconnected = threading.Event()
+        self.tokens_written = 0
+        self.in_flight = self.peak_in_flight = 0
+        self._slots = threading.BoundedSemaphore(profile.slots) if profile.slots else None
+        self._loaded = False
         self.turns: list[Turn] = []
         self.unscripted = 0
         self.errors: list[str] = []  # exceptions raised by `respond` (answered with a 500)
@@ -143,10 +186,67 @@ class ModelSimulator:
     def wait(self, seconds: float) -> None:
         self._release.wait(seconds)
 
+    def refuses(self, turn: Turn) -> Say | None:
+        """The quirks' 400s, before anything is generated."""
+        body = turn.body
+        temperature = body.get("temperature")
+        if "no-temperature" in self.quirks and temperature is not None and temperature != 1:
+            return Say(
+                status=400,
+                error=f"Unsupported value: 'temperature' does not support {temperature} with this model. "
+                "Only the default (1) value is supported.",
+                error_code="unsupported_value",
+            )
+        if "no-max-tokens" in self.quirks and "max_tokens" in body and turn.protocol == "openai":
+            return Say(
+                status=400,
+                error="Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                "'max_completion_tokens' instead.",
+                error_code="unsupported_parameter",
+            )
+        if "type-arrays" in self.quirks and _type_arrays(turn.schema):
+            return Say(status=400, error="Invalid schema: type arrays are not supported; use anyOf")
+        return None
+
+    def begin(self) -> None:
+        """A request is being served: waits for a slot (like a single-slot server) and a cold load."""
+        if self._slots is not None:
+            self._slots.acquire()
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            cold, self._loaded = not self._loaded, True
+        if cold and self.profile.cold_load_s:
+            self.wait(self.profile.cold_load_s)
+
+    def end(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+        if self._slots is not None:
+            self._slots.release()
+
+    def gone(self) -> None:
+        with self._lock:
+            self.disconnects += 1
+        self.disconnected.set()
+
+
+def _type_arrays(node: Any) -> bool:
+    if isinstance(node, dict):
+        return isinstance(node.get("type"), list) or any(_type_arrays(v) for v in node.values())
+    return isinstance(node, list) and any(_type_arrays(v) for v in node)
+
 
 @contextmanager
-def serve(respond: Brain | None = None, *, window: int | None = None) -> Iterator[ModelSimulator]:
-    server = ModelSimulator(respond, window=window).start()
+def serve(
+    respond: Brain | None = None,
+    *,
+    window: int | None = None,
+    profile: Profile = INSTANT,
+    quirks: frozenset[str] = frozenset(),
+    dialect: Dialect = "openai",
+) -> Iterator[ModelSimulator]:
+    server = ModelSimulator(respond, window=window, profile=profile, quirks=quirks, dialect=dialect).start()
     try:
         yield server
     finally:
@@ -205,6 +305,9 @@ def read_anthropic(body: dict[str, Any]) -> Turn:
     choice = body.get("tool_choice") or {}
     tool = choice.get("name") if choice.get("type") == "tool" else None
     schema = next((t.get("input_schema") for t in body.get("tools", []) if t.get("name") == tool), None)
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    if fmt.get("type") == "json_schema":  # structured output without a tool: the reply is the JSON text
+        schema = fmt.get("schema")
     return _turn("anthropic", messages, schema, tool, body.get("max_tokens"), body)
 
 
@@ -330,6 +433,53 @@ def _error_body(protocol: Protocol, s: Say) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": s.error_code}}
 
 
+def _effort(turn: Turn) -> str | None:
+    body = turn.body
+    if turn.protocol == "anthropic":
+        return (body.get("output_config") or {}).get("effort")
+    return body.get("reasoning_effort") or (body.get("reasoning") or {}).get("effort")
+
+
+def _events(sim: ModelSimulator, turn: Turn, s: Say) -> list[bytes]:
+    """The streamed reply for `s`: content or tool arguments, cut, looping or spent on reasoning."""
+    as_tool = turn.protocol != "ollama" and (s.as_tool if s.as_tool is not None else turn.tool is not None)
+    tool = (turn.tool or (turn.schema or {}).get("title", "reply")) if as_tool else None
+    text = s.refusal or _rendered(s)
+    if as_tool and not isinstance(s.content, dict) and turn.protocol == "anthropic":
+        text = "{}"
+    cap = int(turn.max_tokens or 4096)
+    truncated, details = s.cut, None
+    if s.cut:
+        text = text[: len(text) // 2]
+    if s.whitespace:
+        text, truncated = "{" + " \n" * (cap * CHARS_PER_TOKEN // 2), True
+    spent = 0
+    if "reasoning" in sim.quirks:
+        spent = LOW_EFFORT_REASONING_TOKENS if _effort(turn) in {"low", "minimal"} else REASONING_TOKENS
+        if cap <= spent:
+            text, truncated, spent = "", True, cap
+        details = {"reasoning_tokens": spent}
+    prompt, done = s.usage or (turn.prompt_tokens, max(1, len(text) // CHARS_PER_TOKEN))
+    usage = (prompt, done + spent)
+    parts = model_wire.pieces(text, sim.profile)
+    model = str(turn.body.get("model", "sim"))
+    if turn.protocol == "anthropic":
+        stop = "refusal" if s.refusal else "max_tokens" if truncated else "tool_use" if tool else "end_turn"
+        return list(model_wire.anthropic_events(model, parts, tool=tool, stop=stop, usage=usage))
+    if turn.protocol == "ollama":
+        return list(
+            model_wire.ollama_lines(model, parts, finish="length" if truncated else "stop", usage=usage)
+        )
+    finish = "length" if truncated else "tool_calls" if tool else "stop"
+    wants_usage = bool((turn.body.get("stream_options") or {}).get("include_usage"))
+    return list(
+        model_wire.openai_events(
+            model, parts, tool=tool, refusal=bool(s.refusal), finish=finish,
+            usage=usage if wants_usage else None, details=details,
+        )
+    )  # fmt: skip
+
+
 def _handler(sim: ModelSimulator) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -351,11 +501,17 @@ def _handler(sim: ModelSimulator) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, {"error": {"message": "not found"}})
                 return
+            if "max-tokens-only" in sim.quirks and turn.protocol == "openai":
+                turn.max_tokens = body.get("max_tokens")  # an older llama.cpp: max_completion_tokens unread
             asked = turn.prompt_tokens + int(turn.max_tokens or 0)
+            s: Say | None
             if sim.window is not None and turn.protocol != "ollama" and asked > sim.window:
+                s = context_error(turn.protocol, sim.window, asked, sim.dialect)
+            else:
+                s = sim.refuses(turn)
+            if s is not None:
                 with sim._lock:
                     sim.turns.append(turn)
-                s: Say | None = context_error(turn.protocol, sim.window, asked)
             else:
                 s = sim.decide(turn)
             if s is None:
@@ -367,6 +523,10 @@ def _handler(sim: ModelSimulator) -> type[BaseHTTPRequestHandler]:
                 self._send(s.status, _error_body(turn.protocol, s), s.headers)
             elif s.raw_body is not None:
                 self._send_raw(200, s.raw_body.encode(), {"Content-Type": "application/json"})
+            elif body.get("stream", turn.protocol == "ollama") and not (
+                turn.protocol == "ollama" and s.as_tool
+            ):
+                self._stream(turn, s)
             elif turn.protocol == "openai":
                 self._send(200, openai_reply(turn, s), s.headers)
             elif turn.protocol == "anthropic":
@@ -377,6 +537,34 @@ def _handler(sim: ModelSimulator) -> type[BaseHTTPRequestHandler]:
             else:
                 first, last = ollama_chunks(turn, s)
                 self._send(200, {**last, "message": first["message"]}, s.headers)
+
+        def _stream(self, turn: Turn, s: Say) -> None:
+            """The reply in the protocol's streaming format, one piece at a time at the profile's speed; a
+            client that goes away ends the generation."""
+            events = _events(sim, turn, s)
+            kind = "text/event-stream" if turn.protocol != "ollama" else "application/x-ndjson"
+            sim.begin()
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Transfer-Encoding", "chunked")
+                for key, value in s.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                sim.wait(sim.profile.prompt_s(turn.prompt_tokens))
+                for event in events:
+                    self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                    self.wfile.flush()
+                    with sim._lock:
+                        sim.tokens_written += sim.profile.chunk_tokens
+                    sim.wait(sim.profile.piece_s())
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                sim.gone()
+                self.close_connection = True
+            finally:
+                sim.end()
 
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             self._send_raw(

@@ -15,6 +15,7 @@ from bot.render import (
     MAX_SECTION_TEXT,
     SHOW_TRACE_ACTION,
     UPDATE_NOTE,
+    footer_text,
     progress_text,
     render_answer,
     streamed_answer,
@@ -254,3 +255,23 @@ def test_no_control_sequence_from_a_document_leaves_in_any_part() -> None:
     markdown_links = {m for s in _strings(streamed[0]) for m in re.findall(r"(?<!\\)\]\((\S+?)\)", s)}
     assert markdown_links == {"https://wiki.acme.io/p/1", "https://wiki.acme.io/p/2"}
     assert "\\[docs\\](https://evil.io)" in streamed[0] and "&lt;!channel&gt;" in streamed[0]
+
+
+@pytest.mark.parametrize(
+    ("fallbacks", "line"),
+    [
+        ([], None),
+        ([{"step": "compose", "kind": "slow"}], "answered by the offline reader: the model was too slow"),
+        ([{"step": "plan", "kind": "unreadable"}, {"step": "compose", "kind": "unavailable"}],
+         "answered by the offline reader: the model was unavailable"),
+        ([{"step": "reflect", "kind": "budget"}],
+         "the model ran out of time for part of the search; the offline reader stood in"),
+    ],
+    ids=["model", "compose-slow", "compose-down", "reflect-only"],
+)  # fmt: skip
+def test_the_footer_says_when_the_offline_reader_stood_in(
+    fallbacks: list[dict[str, str]], line: str | None
+) -> None:
+    footer = footer_text({"confidence": 0.5, "rounds": 1, "fallbacks": fallbacks})
+    assert footer.startswith("Confidence 50% · 1 round · only sources you can see were used")
+    assert (line in footer) if line else footer.endswith("were used")

@@ -170,3 +170,39 @@ def test_a_heading_or_title_quoted_as_support_states_nothing() -> None:
     )
     assert ungrounded("Rate limits are per plan.", "Plans", [e]) == why
     assert ungrounded("Starter gets 120 requests/min.", "Starter gets 120 requests/min.", [e]) is None
+
+
+RATES = "Starter allows 120 requests/min and Pro allows 600 requests/min."
+ATLAS = "The Atlas launch moved from March to May 2024 because of ENG-142."
+CHURN = "Churn fell 5% in Q2 after the price change."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quote", "reason"),
+    [
+        ("Starter allows 600 requests/min and Pro allows 120 requests/min.", RATES, "values swapped"),
+        ("Pro allows 120 requests/min and Starter allows 600 requests/min.", RATES, "values swapped"),
+        ("Starter allows 120 requests/min and Pro allows 600 requests/min.", RATES, None),
+        ("Pro allows 600 requests/min, Starter 120 requests/min.", RATES, None),  # reordered, still bound
+        ("The Atlas launch moved because the vendor missed its deadline.", ATLAS, "another cause"),
+        ("ENG-142 was caused by the Atlas launch moving to May 2024.", ATLAS, "another cause"),
+        ("The Atlas launch moved to May 2024 because of ENG-142.", ATLAS, None),
+        ("ENG-142 led to the Atlas launch moving to May 2024.", ATLAS, None),  # the same cause, the other way
+        ("The Atlas launch moved to May 2024 because of Q2 churn.", "The Atlas launch moved to May 2024.",
+         "a cause its quote does not state"),
+        ("Churn rose 5% in Q2 after the price change.", CHURN, "'rose' reverses the direction"),
+        ("Churn fell 5% in Q2 before the price change.", CHURN, "'before' reverses the direction"),
+        ("Churn dropped 5% in Q2 after the price change.", CHURN, None),  # the same direction in other words
+        ("Trips above $2,500 need pre-approval.", "Trips below $2,500 need pre-approval.", "'above' reverses"),
+        ("Trips above $2,500 has to get manager pre-approval prior to booking.",
+         "Trips above $2,500 must get manager pre-approval before booking.", None),
+    ],
+    ids=["swapped", "swapped-reordered", "bound", "reordered", "changed-cause", "cause-for-effect",
+         "same-cause", "same-cause-forward", "invented-cause", "rose-for-fell", "before-for-after",
+         "same-direction", "above-for-below", "prior-for-before"],
+)  # fmt: skip
+def test_values_causes_and_directions_must_be_related_as_the_quote_relates_them(
+    sentence: str, quote: str, reason: str | None
+) -> None:
+    found = ungrounded(sentence, quote, [_evidence(quote, title="Notes")])
+    assert (found is None) if reason is None else (found is not None and reason in found), found

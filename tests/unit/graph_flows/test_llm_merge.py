@@ -98,11 +98,21 @@ def test_an_aspect_only_the_offline_reading_establishes_is_taken_and_no_longer_m
     ]
 
 
-def test_the_models_own_establishment_is_never_removed_and_its_other_gaps_stay() -> None:
+def test_the_models_own_establishment_on_a_relevant_passage_stays_and_its_other_gaps_stay() -> None:
     gap = {"kind": "missing_source", "what": "second", "clues": []}
     model = _reflection({"a1": ["E1"]}, missing=[gap])
-    merged, notes = merge_reflection(model, _reflection({}), PLAN)
+    merged, notes = merge_reflection(model, _reflection({}, relevance={"E1": 0.3}), PLAN)
     assert merged.established == {"a1": ["E1"]} and merged.missing == [gap] and notes == []
+
+
+def test_an_aspect_the_model_establishes_on_passages_the_program_finds_irrelevant_is_dropped() -> None:
+    """An over-claiming model: a1 on two passages the offline reading scores below the relevance that counts,
+    a2 on one it finds relevant; a1 is no longer established, so nothing is composed on it."""
+    model = _reflection({"a1": ["E1", "E2"], "a2": ["E3"]}, relevance={"E1": 0.9, "E2": 0.9, "E3": 0.9})
+    offline = _reflection({}, relevance={"E1": 0.1, "E2": 0.29, "E3": 0.6})
+    merged, notes = merge_reflection(model, offline, PLAN)
+    assert merged.established == {"a2": ["E3"]}
+    assert notes == ["relevance: a1 not established: the offline reading finds none of E1, E2 relevant to it"]
 
 
 def _said(text: str, eid: str = "E1") -> ComposedSentence:
