@@ -14,6 +14,7 @@ from bot.jobs import JobQueue
 from bot.receipt import Receipts
 from bot.runtime import Runtime
 from bot.settings import Settings
+from bot.source_events import SourceEvents
 
 
 @dataclass
@@ -28,3 +29,6 @@ class BotDeps:
     askers: AskerDirectory | None = None  # who a Slack user is and may see (App Home, traces, forget, links)
     channels: ChannelSettings | None = None  # per-channel setup (answer mode, sources, escalation, reply)
     activity: ChannelActivity | None = None  # what happened to questions in channels, for the insights
+    source_events: SourceEvents | None = (
+        None  # Slack's events -> the Slack sources' syncs (bot.source_events)
+    )

@@ -89,6 +89,7 @@ def local_bot(
             yield bot
         finally:
             bot.receipts.close()
+            bot.sync_trigger.close()
             bot.pool.stop()
             bot.status.close()
 

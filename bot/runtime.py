@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the store, the flow and OAuth are imported when first used:
     from bot.identity import AccountLinker
     from connectors.knowledge.embedding import Embedder
     from connectors.knowledge.store import KnowledgeStore
+    from connectors.sync_hints import SyncHints
     from connectors.sync_service import SyncService
     from graph_flows.flow import Investigator
     from graph_flows.gaplog import GapLog
@@ -88,6 +89,13 @@ class Runtime:
             self.connector,
             permissions_interval_s=self.settings.permission_sync_interval_s,
         )
+
+    @cached_property
+    def sync_hints(self) -> SyncHints:
+        """The threads Slack's events named as changed, which the Slack sources' next sync re-reads."""
+        from connectors.sync_hints import SyncHints
+
+        return SyncHints(self.engine)
 
     @cached_property
     def vault(self) -> TokenVault:
@@ -176,7 +184,10 @@ class Runtime:
             entry = next((e for e in self.sources() if e.name == name), None)
             if entry is None:
                 raise KeyError(name)
-            self._connectors[name] = self.catalog.connector(entry)
+            from connectors.sync_hints import HINTED_KINDS
+
+            extra = {"hints": self.sync_hints} if entry.kind in HINTED_KINDS else {}
+            self._connectors[name] = self.catalog.connector(entry, **extra)
         return self._connectors[name]
 
     def connectors(self) -> list[Connector]:

@@ -46,10 +46,11 @@ def all_metadata() -> list[MetaData]:
     from connectors.catalog import sources
     from connectors.knowledge.store import metadata as knowledge  # the store owns its tables
     from connectors.leases import leases
+    from connectors.sync_hints import sync_hints
     from graph_flows.gaplog import gap_entries
 
     owned = [oauth_links, slack_jobs, slack_feedback, channel_policies, leases, sources, admin_digests,
-             gap_entries, channel_settings, channel_activity]  # fmt: skip
+             gap_entries, channel_settings, channel_activity, sync_hints]  # fmt: skip
     return [states, vault, knowledge, *(table.metadata for table in owned)]  # owned: one table, own MetaData
 
 

@@ -48,12 +48,14 @@ from bot.request_guard import Rejected, bolt_request, parse_body, verify_signatu
 from bot.runtime import Runtime
 from bot.scheduler import SyncScheduler
 from bot.settings import Settings
+from bot.source_events import SourceEvents
 from bot.status import StatusBoard
 from bot.supervisor import exit_with_parent, supervise, worker_command
 from bot.worker import WorkerPool
 from connectors.base import LinkedIdentity
 from connectors.leases import Leases
 from connectors.live_access import LiveCheck
+from connectors.sync_trigger import Kind, SyncTrigger
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,13 @@ class SlackBot:
         self.receipts = Receipts(
             intake_client(self.client), self.jobs, workers=max(workers, 1), is_bot=is_bot, known_bot=known_bot
         )
+        self.sync_trigger = SyncTrigger(rt.sync_service, delay_s=_event_delays(settings))
+        events = SourceEvents(
+            rt.sources,
+            lambda: rt.sync_hints,
+            self.sync_trigger,
+            content_sync=settings.slack_event_content_sync,
+        )
         self.deps = BotDeps(
             settings=settings,
             jobs=self.jobs,
@@ -145,6 +154,7 @@ class SlackBot:
             linker=linker,
             channels=self.channels,
             activity=self.activity,
+            source_events=events,
         )
         self.app = build_app(settings, self.deps, client=self.client)
         self.audience = ChannelAudience(rt.engine, self.client, askers, _is_public(rt))
@@ -184,6 +194,13 @@ class SlackBot:
         if self._team is None:
             self._team = str(self.client.auth_test()["team_id"])
         return self._team
+
+
+def _event_delays(settings: Settings) -> dict[Kind, float]:
+    return {
+        "permissions": settings.slack_event_permission_delay_s,
+        "content": settings.slack_event_content_delay_s,
+    }
 
 
 def _is_public(rt: Runtime) -> Any:
@@ -288,6 +305,7 @@ def serve(
         scheduler,
         contextlib.closing(bot.status),
         contextlib.closing(bot.receipts),
+        contextlib.closing(bot.sync_trigger),
     ):
         if settings.slack_app_token is None:
             log.info("serving slack over http", extra={"host": settings.host, "port": settings.port})
@@ -320,6 +338,12 @@ def work(
     if parent is not None:
         exit_with_parent(parent)
     bot = SlackBot(rt, workers=threads, lease_s=rt.settings.job_lease_s)
-    with bot.pool, _scheduler(rt, bot), contextlib.closing(bot.status), contextlib.closing(bot.receipts):
+    with (
+        bot.pool,
+        _scheduler(rt, bot),
+        contextlib.closing(bot.status),
+        contextlib.closing(bot.receipts),
+        contextlib.closing(bot.sync_trigger),
+    ):
         log.info("worker ready", extra={"threads": threads})
         stop.wait()

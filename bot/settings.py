@@ -54,6 +54,12 @@ class Settings(BaseSettings):
     examples_dir: Path = DEFAULT_EXAMPLES  # the embedded default source when no source is configured
     default_asker: str | None = None  # `sleuth ask/chat/whoami` without --as ask as this email
     permission_sync_interval_s: int = 600  # re-read sources' ACLs this often (content: per source, 1 h)
+    # Slack's membership and channel events re-read the Slack sources' ACLs this long after the first one
+    slack_event_permission_delay_s: float = Field(default=5.0, ge=0)
+    # Slack's message events (edits, deletions, replies) sync the Slack sources' content this long after the
+    # first one; off: only the scheduled sync, which still re-reads the threads they named
+    slack_event_content_sync: bool = True
+    slack_event_content_delay_s: float = Field(default=120.0, ge=0)
     flow: FlowConfig = FlowConfig()
     # before posting, each shown document is asked of its source with the asker's own linked token
     live_check: LiveCheckConfig = LiveCheckConfig()  # SLEUTH_LIVE_CHECK__DEADLINE_S=2

@@ -1,6 +1,8 @@
 """An edited question is answered again, once per edit, in the same thread, marked as an update.
 
-An edit that turns a plain message into a question (adds the mention) is answered as a new question.
+An edit that turns a plain message into a question (adds the mention) is answered as a new question. Any
+person's edit in a channel tells the Slack sources its thread changed (`bot.source_events`): an edited *reply*
+does not show on the thread's parent, where their sync would otherwise look.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from slack_bolt import App, BoltContext
 
 from bot.deps import BotDeps
 from bot.intake import edit_job, is_from_bot, is_question, question_job, team_of
+from bot.source_events import thread_of
 
 
 def handle_message_changed(body: dict[str, Any], context: BoltContext, *, deps: BotDeps) -> None:
@@ -24,6 +27,8 @@ def handle_message_changed(body: dict[str, Any], context: BoltContext, *, deps: 
         or message.get("text") == previous.get("text")
     ):
         return  # Sleuth's own edits, other bots, unfurls and other changes that leave the text alone
+    if deps.source_events is not None:
+        deps.source_events.thread_changed(event, thread_of(message))
     team, channel = team_of(body), event["channel"]
     if deps.channels is not None and deps.channels.for_channel(channel).answer == "off":
         return

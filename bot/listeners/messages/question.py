@@ -3,7 +3,8 @@ set to `questions` (`bot.channels`), so does a top-level message that reads as a
 
 A reply by someone other than the asker in the thread of a question asked of the channel cancels Sleuth's
 answer if it is not out yet: a person is already helping. In such a thread Sleuth answers again only when
-mentioned; in a channel set to `off` it answers nothing.
+mentioned; in a channel set to `off` it answers nothing. Any person's message in a channel also tells the Slack
+sources its thread changed (`bot.source_events`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from bot.channel_reply import remove_working_reaction
 from bot.channels import ChannelConfig
 from bot.deps import BotDeps
 from bot.help_channel import is_channel_question, is_human_reply, is_thread_reply
-from bot.intake import is_question, mentions_bot, question_job, team_of
+from bot.intake import is_from_bot, is_question, mentions_bot, question_job, team_of
 from bot.jobs import Job
+from bot.source_events import thread_of
 from graph_flows.flow import thread_id
 
 NEW_MESSAGE_SUBTYPES = (None, "bot_message", "file_share", "thread_broadcast")
@@ -35,6 +37,8 @@ def handle_message(body: dict[str, Any], context: BoltContext, client: WebClient
     event = body["event"]
     bot_user_id = context.bot_user_id or ""
     team, channel = team_of(body), event["channel"]
+    if deps.source_events is not None and not is_from_bot(event):
+        deps.source_events.thread_changed(event, thread_of(event))  # the Slack source re-reads the thread
     config = channel_config(deps, channel)
     if config.answer == "off":
         return

@@ -7,8 +7,14 @@ conversations.replies; a thread whose parent is gone from the window is `Deleted
 listed (deleted, or a private channel the bot left) loses all its threads. An unchanged channel costs one
 history call and no replies call.
 
-Cursor: `{"channels": {<channel id>: {<thread ts>: <fingerprint>, ...}}, "synced": [<channel id>, ...]}`;
-a fingerprint starting with "-" marks a thread read but not indexed (bots only, or addressed to Sleuth).
+Slack's events reach further than that listing (`connectors.sync_hints`): the bot notes each thread a `message`
+event named (an edited or deleted reply, which the parent does not show, or any change older than the window),
+and the next pull re-reads those threads whatever the listing says; a noted thread Slack no longer has is
+`Deleted`. The notes a pull applied are cleared by the pull after the one whose cursor was saved.
+
+Cursor: `{"channels": {<channel id>: {<thread ts>: <fingerprint>, ...}}, "synced": [<channel id>, ...],
+"hints": [<note id>, ...]}`; a fingerprint starting with "-" marks a thread read but not indexed (bots only, or
+addressed to Sleuth); `hints` are the notes the pull that returned it applied.
 
 The source trusts Slack's own directory (`auth_kind = "none"`): the asker's Slack-verified email is looked up
 in users.list (cached for `DIRECTORY_TTL_S`) to give their Slack account and, for a full member, the members
@@ -24,7 +30,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from connectors.base import (
     Checkpoint,
@@ -43,12 +49,25 @@ from connectors.sources.slack.client import SlackClient, SlackRejected
 from connectors.sources.slack.config import SlackSourceConfig
 from connectors.sources.slack.mapping import Person
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from connectors.sync_hints import Hint
+
 log = logging.getLogger(__name__)
 
 DIRECTORY_TTL_S = 300.0
 DAY_S = 86_400
 SKIPPED = "-"
 Item = SourceDoc | Deleted | Failure | Checkpoint
+
+
+class ThreadHints(Protocol):
+    """The threads noted as changed since the last sync (`connectors.sync_hints.SyncHints`)."""
+
+    def pending(self, source: str) -> list[Hint]: ...
+
+    def clear(self, ids: Sequence[int]) -> None: ...
 
 
 class SlackConnector:
@@ -63,12 +82,14 @@ class SlackConnector:
         name: str,
         client: SlackClient | None = None,
         clock: Callable[[], float] = time.time,
+        hints: ThreadHints | None = None,
         **_: Any,
     ) -> None:
         self.name = name
         self._config = config
         self._client = client or SlackClient.from_config(config, name=name)
         self._clock = clock
+        self._hints = hints
         self._people: dict[str, Person] | None = None
         self._people_at = 0.0
         self._lock = threading.Lock()
@@ -89,8 +110,14 @@ class SlackConnector:
         saved = (cursor or {}).get("channels") or {}
         known: dict[str, dict[str, str]] = {str(c): dict(t) for c, t in saved.items()}
         synced = {str(c) for c in (cursor or {}).get("synced") or []}
+        notes = self._take_hints(cursor)
+        hinted: dict[str, set[str]] = defaultdict(set)
+        for note in notes:
+            channel, _, ts = note.item.partition(":")
+            hinted[channel].add(ts)
         workspace_url, bot_user = self._client.workspace_url()
         channels, kept, failures = self._channels()
+        failed = {f.id for f in failures}
         yield from failures
         for gone in sorted(set(known) - set(channels) - kept):
             yield from (Deleted(id=mapping.doc_id(self.name, gone, ts)) for ts in known.pop(gone))
@@ -99,8 +126,10 @@ class SlackConnector:
         for cid, channel in channels.items():
             threads = known.setdefault(cid, {})
             context = _Context(channel, names, workspace_url, bot_user)
-            for item in self._channel(context, threads, first=cid not in synced):
+            for item in self._channel(context, threads, first=cid not in synced, hinted=hinted[cid]):
                 counts[type(item).__name__] += 1
+                if isinstance(item, Failure):
+                    failed.add(item.id)
                 yield item
             synced.add(cid)
             yield Checkpoint(cursor=_cursor(known, synced))
@@ -110,8 +139,21 @@ class SlackConnector:
             for ts, mark in threads.items()
             if not mark.startswith(SKIPPED)
         }
-        log.info("slack pull finished", extra={"connector": self.name, "channels": len(channels), **counts})
-        return _cursor(known, synced)
+        applied = [n.id for n in notes if not failed & _failure_ids(self.name, n.item)]
+        log.info(
+            "slack pull finished",
+            extra={"connector": self.name, "channels": len(channels), "hints": len(applied), **counts},
+        )
+        return _cursor(known, synced, applied)
+
+    def _take_hints(self, cursor: Cursor | None) -> list[Hint]:
+        """Clears the notes the saved cursor applied, then reads the ones still pending."""
+        if self._hints is None:
+            return []
+        applied = [int(i) for i in (cursor or {}).get("hints") or []]
+        if applied:
+            self._hints.clear(applied)
+        return self._hints.pending(self.name)
 
     def list_ids(self) -> Iterator[str]:
         """The threads the last pull left indexed: Slack has no cheaper listing than reading every history."""
@@ -146,8 +188,11 @@ class SlackConnector:
                     picked[channel["id"]] = channel
         return picked, kept, failures
 
-    def _channel(self, ctx: _Context, threads: dict[str, str], *, first: bool) -> Iterator[Item]:
-        """One channel's changed threads and deletions; its known threads (`threads`) updated in place."""
+    def _channel(
+        self, ctx: _Context, threads: dict[str, str], *, first: bool, hinted: set[str]
+    ) -> Iterator[Item]:
+        """One channel's changed threads (those in its history window whose parent changed, and the `hinted`
+        ones) and deletions; its known threads (`threads`) updated in place."""
         cid = ctx.channel["id"]
         oldest = self._oldest(first)
         try:
@@ -162,22 +207,47 @@ class SlackConnector:
                 continue  # a reply also sent to the channel: read with its thread
             seen.add(ts)
             mark = mapping.fingerprint(parent)
-            if threads.get(ts, "").removeprefix(SKIPPED) == mark:
+            if ts not in hinted and threads.get(ts, "").removeprefix(SKIPPED) == mark:
                 continue
             yield from self._thread(ctx, parent, threads, mark)
         for ts in [t for t in threads if (oldest is None or float(t) > oldest) and t not in seen]:
             if not threads.pop(ts).startswith(SKIPPED):
                 yield Deleted(id=mapping.doc_id(self.name, cid, ts))
+        for ts in sorted(t for t in hinted - seen if t in threads):  # known, older than the window
+            yield from self._reread(ctx, ts, threads)
+
+    def _reread(self, ctx: _Context, ts: str, threads: dict[str, str]) -> Iterator[Item]:
+        """A noted thread the history window does not show: read whole, or `Deleted` when Slack has it no more."""
+        cid = ctx.channel["id"]
+        try:
+            messages = self._client.replies(cid, ts)
+        except SlackRejected as exc:
+            if exc.error != "thread_not_found":
+                yield Failure(id=mapping.doc_id(self.name, cid, ts), reason=f"thread unreadable: {exc.error}")
+                return
+            messages = []
+        if not messages:
+            if not threads.pop(ts).startswith(SKIPPED):
+                yield Deleted(id=mapping.doc_id(self.name, cid, ts))
+            return
+        yield from self._thread(ctx, messages[0], threads, mapping.fingerprint(messages[0]), messages)
 
     def _thread(
-        self, ctx: _Context, parent: dict[str, Any], threads: dict[str, str], mark: str
+        self,
+        ctx: _Context,
+        parent: dict[str, Any],
+        threads: dict[str, str],
+        mark: str,
+        messages: list[dict[str, Any]] | None = None,
     ) -> Iterator[Item]:
+        """One thread's document (its `messages` read now unless given), or its deletion."""
         cid, ts = ctx.channel["id"], str(parent["ts"])
         doc_id = mapping.doc_id(self.name, cid, ts)
         doc = None
         if not mapping.addresses(parent, ctx.bot_user):
             try:
-                messages = self._client.replies(cid, ts) if parent.get("reply_count") else [parent]
+                if messages is None:
+                    messages = self._client.replies(cid, ts) if parent.get("reply_count") else [parent]
             except SlackRejected as exc:
                 if exc.error != "thread_not_found":
                     yield Failure(id=doc_id, reason=f"thread unreadable: {exc.error}")
@@ -280,8 +350,18 @@ class _Context:
         self.acl: frozenset[str] | None = None
 
 
-def _cursor(known: dict[str, dict[str, str]], synced: set[str]) -> dict[str, Any]:
+def _cursor(
+    known: dict[str, dict[str, str]], synced: set[str], hints: list[int] | None = None
+) -> dict[str, Any]:
+    """A mid-run checkpoint applies no notes yet (`hints` empty): a run that stops there leaves them pending."""
     return {
         "channels": {c: dict(sorted(t.items())) for c, t in sorted(known.items())},
         "synced": sorted(synced),
+        "hints": sorted(hints or []),
     }
+
+
+def _failure_ids(source: str, item: str) -> set[str]:
+    """The failures that leave a note unapplied: its channel's, or its thread's."""
+    channel, _, ts = item.partition(":")
+    return {f"{source}:{channel}", mapping.doc_id(source, channel, ts)}
