@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from bot.cli_options import Verbose
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
@@ -20,16 +22,6 @@ channels_app = typer.Typer(
 )
 CHANNEL_HELP = "A channel id (C...), or * for the default of channels without their own"
 CLI_USER = "cli"
-
-
-def _verbose(value: bool) -> None:
-    if value:
-        from bot.cli import _configure_logging  # loaded by now: this module is one of its command groups
-
-        _configure_logging(True)
-
-
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr", callback=_verbose)]
 
 
 def _engine() -> Engine:

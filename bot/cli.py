@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bot.channels_cli import channels_app
+from bot.cli_options import Verbose, configure_logging
 
 if TYPE_CHECKING:
     from bot.insights import Viewer
@@ -44,27 +43,11 @@ def _runtime(*, migrates: bool = False) -> Runtime:
     return Runtime(Settings(), stamp_new=not migrates)
 
 
-def _configure_logging(verbose: bool) -> None:
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
-    logging.getLogger().setLevel(logging.INFO if verbose else logging.ERROR)
-
-
-def _verbose_option(value: bool) -> None:
-    if value:
-        _configure_logging(True)
-
-
-# Every command takes `-v` after its name too (`sleuth serve -v`), as the group does before it (`sleuth -v serve`).
-Verbose = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr", callback=_verbose_option)
-]
-
-
 @app.callback()
 def _main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO to stderr")] = False,
 ) -> None:
-    _configure_logging(verbose)
+    configure_logging(verbose)
 
 
 @app.command()
