@@ -79,18 +79,7 @@ def compose_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: 
         for side in conflict["sides"]:
             side["n"] = cite(side["evidence_id"])
     established_ids = {eid for chain in state["established"].values() for eid in chain}
-    # two parts of a message may leave the same gap ("parking ... and do we reimburse it"): listed once
-    merged: dict[tuple[str, str], Gap] = {}
-    for gap in state["gaps"]:
-        key = (gap["kind"], normalise(gap["what"]))
-        if key in merged:
-            merged[key] = {
-                **merged[key],
-                "clues": list(dict.fromkeys([*merged[key]["clues"], *gap["clues"]])),
-            }
-        else:
-            merged[key] = gap
-    gaps = [{**gap, "clue_numbers": [cite(c) for c in gap["clues"]]} for gap in merged.values()]
+    gaps = [{**gap, "clue_numbers": [cite(c) for c in gap["clues"]]} for gap in merge_gaps(state["gaps"])]
     answered = bool(lines)
     text = join_lines(f"{line['text']} {''.join(f'[{n}]' for n in line['cites'])}" for line in lines)
     if not answered:
@@ -162,6 +151,22 @@ def compose_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: 
         if entry["llm"]["fallbacks"]:  # the footer says so: an offline answer must not look like the model's
             result["fallbacks"] = fallback_kinds(entry["llm"]["fallbacks"])
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+def merge_gaps(gaps: Sequence[Gap]) -> list[Gap]:
+    """Two parts of a message may leave the same gap ("parking ... and do we reimburse it"): listed once, with
+    the clues of both."""
+    merged: dict[tuple[str, str], Gap] = {}
+    for gap in gaps:
+        key = (gap["kind"], normalise(gap["what"]))
+        if key in merged:
+            merged[key] = {
+                **merged[key],
+                "clues": list(dict.fromkeys([*merged[key]["clues"], *gap["clues"]])),
+            }
+        else:
+            merged[key] = gap
+    return list(merged.values())
 
 
 def fallback_kinds(fallbacks: Sequence[str]) -> list[dict[str, str]]:
