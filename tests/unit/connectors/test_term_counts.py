@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import delete, event, select
 
 from connectors.base import PUBLIC, SourceDoc
+from connectors.knowledge import store as store_module
 from connectors.knowledge import term_counts
 from connectors.knowledge.store import KnowledgeStore
 from connectors.knowledge.tables import store_meta, term_groups
@@ -79,9 +80,12 @@ def test_a_term_only_hidden_chunks_hold_reads_as_a_term_nobody_holds(
 
 
 @pytest.fixture
-def sqlite_steps(make_store: Callable[..., KnowledgeStore]) -> Iterator[tuple[KnowledgeStore, list[int]]]:
+def sqlite_steps(
+    make_store: Callable[..., KnowledgeStore], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[KnowledgeStore, list[int]]]:
     """A store whose SQLite connections count the virtual-machine instructions they run: the work a lookup
     does, measured exactly and the same on every machine (unlike its time)."""
+    monkeypatch.setattr(store_module, "GENERATION_TTL_S", 0.0)  # every search reads the generation: alike
     store = make_store()
     store.upsert(OPEN + HIDDEN)
     steps = [0]
@@ -95,6 +99,7 @@ def sqlite_steps(make_store: Callable[..., KnowledgeStore]) -> Iterator[tuple[Kn
         dbapi_conn.set_progress_handler(tick, 1)
 
     store.search_text("kestrel", OUTSIDER, 10, mode="bm25")  # this generation's aggregates, read once
+    store.term_frequencies([], OUTSIDER)  # and the visible total, counted once
     yield store, steps
     event.remove(store.engine, "checkout", _count)
 
