@@ -5,7 +5,8 @@ FTS5's own `bm25()` takes its statistics (row count, document frequencies, avera
 table, so chunks an asker may not open would still move the order of those they may: a side channel. Ranking
 here therefore reads the index (`fts5vocab` instances: which rows hold each term, where) only for visible rows
 and computes FTS5's BM25 formula with statistics over the visible chunks alone (`VisibleStats`), summed from
-per-ACL-group aggregates (`lexical_groups`) so that no question scans the corpus.
+per-ACL-group aggregates (`lexical_groups`, `term_counts`) so that no question scans the corpus, and a term
+hidden chunks alone hold costs a question no more than a term nobody holds.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
@@ -26,6 +27,7 @@ import numpy as np
 from nltk.stem.porter import PorterStemmer
 from sqlalchemy import Connection, text
 
+from connectors.knowledge import term_counts
 from connectors.knowledge.lexical_groups import RowGroups, load_row_groups, raw_rows
 from connectors.text import TICKET_KEY, content_terms, fold, tokens
 
@@ -41,9 +43,15 @@ _FTS_TOKEN = re.compile(r"[^\W_]+")  # unicode61: runs of letters and digits
 _RELEASE_NUMBER = re.compile(r"(?<![\d.])\d+\.\d+(?:\.\d+)?(?![\d.]*\d)")
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 
-CREATE_FTS = (
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} "
-    "USING fts5(title, body, tokenize = 'porter unicode61 remove_diacritics 2')"
+TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
+CREATE_FTS = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(title, body, {TOKENIZE})"
+# Rows tokenised again, one connection's scratch: FTS5 lists a row's terms only by scanning its whole index.
+# Contentless with detail=none, its vocabulary has one entry per (term, row), which is all `row_terms` needs.
+_SCRATCH = f"{FTS_TABLE}_scratch"
+CREATE_SCRATCH = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_SCRATCH} USING fts5(title, body, content='', detail='none', "
+    f"{TOKENIZE})",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_SCRATCH}_terms USING fts5vocab(temp, {_SCRATCH}, 'instance')",
 )
 
 
@@ -79,6 +87,28 @@ def delete(conn: Connection, rowids: Iterable[int]) -> None:
     batch = [{"rowid": r} for r in rowids]
     if batch:
         conn.execute(text(f"DELETE FROM {FTS_TABLE} WHERE rowid = :rowid"), batch)
+
+
+def row_terms(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, str]]:
+    """(row id, stored term) once per term each of these rows holds: their own text tokenised again, exactly
+    as the index tokenised it (the write-time counts of `term_counts` are made of these)."""
+    cursor = conn.connection.cursor()
+    found: list[tuple[int, str]] = []
+    try:
+        for statement in CREATE_SCRATCH:
+            cursor.execute(statement)
+        for start in range(0, len(rowids), 1000):
+            part = json.dumps([int(r) for r in rowids[start : start + 1000]])
+            cursor.execute(
+                f"INSERT INTO temp.{_SCRATCH}(rowid, title, body) SELECT rowid, title, body FROM {FTS_TABLE} "
+                "WHERE rowid IN (SELECT value FROM json_each(:rows))",
+                {"rows": part},
+            )
+            found += cursor.execute(f"SELECT doc, term FROM temp.{_SCRATCH}_terms").fetchall()
+            cursor.execute(f"INSERT INTO temp.{_SCRATCH}({_SCRATCH}) VALUES ('delete-all')")
+    finally:
+        cursor.close()
+    return found
 
 
 def match_expression(query: str) -> str | None:
@@ -165,13 +195,14 @@ def rank(
 ) -> list[LexicalHit]:
     """BM25 over visible chunks only (FTS5's formula: per phrase idf x saturated, column-weighted frequency,
     normalised by row length), reading postings from `index`: this module (FTS5) or `lexical_pg`, each with
-    `row_groups`, `term_rows`, `term_postings`, `phrase_postings`, `postings_among` and `chunk_ids`.
+    `row_groups`, `term_postings`, `phrase_postings`, `postings_among` and `chunk_ids`.
 
     The rarest phrases, up to CANDIDATE_BUDGET visible rows together, choose the candidates; commoner phrases
-    (df counted from the per-group aggregates, never by reading their postings) only add to the scores of those
-    candidates. A question's cost so follows its rare words, not the size of the corpus, and the candidates are
-    ranked exactly as a full evaluation ranks them. Below the budget (every corpus of a few thousand chunks)
-    every matching row is a candidate, as FTS5's own OR-query gives.
+    (df summed from the visible groups' write-time counts, never by reading postings) only add to the scores of
+    those candidates. A question's cost so follows its rare words, not the size of the corpus, and the
+    candidates are ranked exactly as a full evaluation ranks them. Below the budget (every corpus of a few
+    thousand chunks) every matching row is a candidate, as FTS5's own OR-query gives. A phrase or term with no
+    visible row reads nothing, so what hidden rows hold never shows in the time either.
     """
     written = _query_terms(query)
     phrases = list(written)
@@ -184,14 +215,21 @@ def rank(
     if not stats.rows:
         return []
     mask = groups.mask(principals)
+    terms = groups.document_frequencies(
+        sorted({t for phrase in phrases for t in phrase}),
+        mask,
+        functools.partial(term_counts.visible_rows, conn),
+    )
     found: dict[int, Postings] = {}
     df: list[int] = []
     for i, phrase in enumerate(phrases):
         if len(phrase) == 1:
-            df.append(groups.document_frequency(phrase[0], mask, functools.partial(index.term_rows, conn)))
-        else:  # a phrase's rows are known only from its positions: read them (its rarest token leads)
-            found[i] = index.phrase_postings(conn, phrase, groups, mask)
+            df.append(terms[phrase[0]])
+        elif min(terms[t] for t in phrase):  # a phrase's rows are known only from its positions: read them
+            found[i] = index.phrase_postings(conn, phrase, groups, mask, terms)
             df.append(len(found[i][0]))
+        else:  # a word of it no visible row holds: no visible row holds the phrase
+            df.append(0)
     chosen: list[int] = []
     budget = 0
     for i in sorted(range(len(phrases)), key=lambda n: (df[n], n)):
@@ -208,9 +246,7 @@ def rank(
     candidates = np.unique(np.concatenate([found[i][0] for i in chosen]))
     for i, phrase in enumerate(phrases):
         if i not in found and df[i]:
-            if len(phrase) > 1:
-                found[i] = index.phrase_postings(conn, phrase, groups, mask)
-            elif len(candidates) * MARKING_COST <= df[i]:  # few candidates: read them, not the postings
+            if len(candidates) * MARKING_COST <= df[i]:  # few candidates: read them, not the postings
                 found[i] = index.postings_among(conn, phrase[0], written[phrase][0], candidates)
             else:
                 found[i] = _visible(index.term_postings(conn, phrase[0], among=candidates), groups, mask)
@@ -253,12 +289,6 @@ _MARKED = (
 )
 
 
-def term_rows(conn: Connection, term: str) -> np.ndarray:
-    """Every row holding a stored term, whoever may see it (the per-group counts are made of them)."""
-    got = raw_rows(conn, f"SELECT DISTINCT doc FROM {FTS_TABLE}_terms WHERE term = :term", {"term": term})
-    return np.fromiter((d for (d,) in got), dtype=np.int64, count=len(got))
-
-
 def term_postings(conn: Connection, term: str, among: np.ndarray | None = None) -> Postings:
     """Rows holding a stored term, with its column-weighted count, whoever may see them (only rows `among`,
     when given: SQLite filters the postings, Python never sees the rest)."""
@@ -287,13 +317,17 @@ def postings_among(conn: Connection, stem: str, token: str, among: np.ndarray) -
 
 
 def phrase_postings(
-    conn: Connection, phrase: tuple[str, ...], groups: RowGroups, mask: np.ndarray
+    conn: Connection,
+    phrase: tuple[str, ...],
+    groups: RowGroups,
+    mask: np.ndarray,
+    frequency: Mapping[str, int],
 ) -> Postings:
     """Visible rows holding the phrase (its tokens at consecutive offsets in one column), with column-weighted
-    counts. The rarest token's rows are read first; the other tokens only within them."""
+    counts. The rarest token (by visible `frequency`) is read first; the other tokens only within its rows."""
     tokens = list(dict.fromkeys(phrase))
     vocab = f"{FTS_TABLE}_terms"
-    tokens.sort(key=lambda t: groups.document_frequency(t, mask, functools.partial(term_rows, conn)))
+    tokens.sort(key=lambda t: frequency[t])
     sql = f"SELECT doc, col = 'title', offset FROM {vocab} WHERE term = :term"
     positions: dict[str, set[tuple[int, int, int]]] = {}
     within: list[int] | None = None
@@ -347,4 +381,6 @@ def _document_frequency(
     if not stem.isalnum():
         return 0
     groups = groups or index.row_groups(conn)
-    return groups.document_frequency(stem, groups.mask(principals), functools.partial(index.term_rows, conn))
+    return groups.document_frequency(
+        stem, groups.mask(principals), functools.partial(term_counts.visible_rows, conn)
+    )

@@ -1,14 +1,16 @@
 """BM25's corpus statistics over what one asker may see, without scanning the corpus per question.
 
 Chunks fall into a few ACL groups (every distinct ACL of their documents). Per store generation this reads, once,
-each FTS row's group and length; the row count and total length per group; and, per term on first use, how many
-rows of each group hold it. What a principal set may see is then a mask over groups, and its statistics (rows,
-average length, a term's document frequency) are sums over the visible groups: the same numbers as counting the
-visible rows, computed from aggregates shared by every asker. Nothing hidden enters a sum.
+each FTS row's group and length, and the row count and total length per group. What a principal set may see is
+then a mask over groups, and its statistics (rows, average length, a term's document frequency) are sums over
+the visible groups: the same numbers as counting the visible rows, computed from aggregates shared by every
+asker. A term's per-group counts are kept at write time (`term_counts`) and read only for the visible groups,
+so neither a number nor the time it takes to read depends on what hidden rows hold.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -16,9 +18,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection
 
-TERM_CACHE_CELLS = (
-    4_000_000  # per-group counts kept over all cached terms (int32: 16 MB), however many groups
-)
+from connectors.knowledge.term_counts import acl_key
+
+TERM_CACHE = 200_000  # (term, visible groups) document frequencies kept per generation
 MASK_CACHE = 256  # principal sets whose visible-group masks are kept
 NO_GROUP = -1  # rows of a document nobody may open, and row ids no chunk has
 
@@ -34,19 +36,28 @@ def raw_rows(conn: Connection, sql: str, params: dict[str, Any] | None = None) -
         cursor.close()
 
 
+# (terms, the ACL keys of the visible groups) -> rows holding each term there: `term_counts.visible_rows`
+CountRows = Callable[[Sequence[str], Sequence[str]], dict[str, int]]
+
+
 class RowGroups:
-    """Each FTS row's ACL group and length, per-group totals, and per-term document frequencies per group.
+    """Each FTS row's ACL group and length, per-group totals, and the document frequencies askers looked up.
     Built from the tables of one store generation; read by any number of askers and threads."""
 
     def __init__(self, acls: list[frozenset[str]], group_of_row: np.ndarray, length: np.ndarray) -> None:
         self.acls = acls
+        self.keys = [acl_key(acl) or "" for acl in acls]  # `term_counts` keys (an empty ACL has no group)
         self.group_of_row = group_of_row  # int32 by rowid, NO_GROUP where none
         self.length = length  # int32 by rowid: title and body tokens
         counted = group_of_row >= 0
         self.rows = np.bincount(group_of_row[counted], minlength=len(acls))
         self.tokens = np.bincount(group_of_row[counted], weights=length[counted], minlength=len(acls))
-        self._df: dict[str, np.ndarray] = {}
+        self._df: dict[tuple[str, int], int] = {}  # (term, visible-groups id) -> rows
         self._masks: dict[frozenset[str], np.ndarray] = {}
+        # a mask -> (its id, its visible groups' keys); ids are never given twice, so no cached count of one
+        # set of groups is ever read for another
+        self._visible_keys: dict[bytes, tuple[int, tuple[str, ...]]] = {}
+        self._ids = itertools.count()
         self._lock = threading.Lock()
 
     def mask(self, principals: frozenset[str]) -> np.ndarray:
@@ -77,19 +88,39 @@ class RowGroups:
         visible = mask[:-1]
         return int(self.rows[visible].sum()), int(self.tokens[visible].sum())
 
-    def document_frequency(self, term: str, mask: np.ndarray, rows_of: Callable[[str], np.ndarray]) -> int:
-        """Visible rows holding a stored term: its per-group counts are read once (`rows_of` gives every row
-        holding it), then summed per asker."""
+    def document_frequency(self, term: str, mask: np.ndarray, count_rows: CountRows) -> int:
+        return self.document_frequencies([term], mask, count_rows)[term]
+
+    def document_frequencies(
+        self, terms: Sequence[str], mask: np.ndarray, count_rows: CountRows
+    ) -> dict[str, int]:
+        """Visible rows holding each stored term: the write-time counts of the visible groups alone, looked
+        up once per term and visible-group set (never a posting read, never a hidden group's count)."""
+        seen, keys = self._keys_of(mask)
         with self._lock:
-            counts = self._df.get(term)
-        if counts is None:
-            groups = self.groups(np.unique(rows_of(term)))
-            counts = np.bincount(groups[groups >= 0], minlength=len(self.acls)).astype(np.int32)
+            found = {t: self._df[(t, seen)] for t in terms if (t, seen) in self._df}
+        missing = [t for t in dict.fromkeys(terms) if t not in found]
+        if missing:
+            got = count_rows(missing, keys)
             with self._lock:
-                if (len(self._df) + 1) * max(len(self.acls), 1) > TERM_CACHE_CELLS:
+                if len(self._df) + len(got) > TERM_CACHE:
                     self._df.clear()
-                self._df[term] = counts
-        return int(counts[mask[:-1]].sum())
+                self._df.update({(t, seen): n for t, n in got.items()})
+            found.update(got)
+        return found
+
+    def _keys_of(self, mask: np.ndarray) -> tuple[int, tuple[str, ...]]:
+        """An id for the set of visible groups, and their keys."""
+        raw = mask.tobytes()
+        with self._lock:
+            known = self._visible_keys.get(raw)
+            if known is None:
+                if len(self._visible_keys) >= MASK_CACHE:
+                    self._visible_keys.clear()
+                    self._df.clear()  # counts under ids nobody will ask for again
+                keys = tuple(k for k, shown in zip(self.keys, mask[:-1], strict=True) if shown and k)
+                known = self._visible_keys[raw] = (next(self._ids), keys)
+        return known
 
 
 def load_row_groups(conn: Connection, fts_table: str) -> RowGroups:

@@ -1,17 +1,17 @@
 """BM25 over the chunks in PostgreSQL full-text search: the FTS5 index's twin for a PostgreSQL database.
 
-Same interface as `connectors.knowledge.lexical` (`create`, `insert`, `delete`, `row_groups`, `visible_stats`,
-`search`, `count_visible`, `document_frequency`), chosen by `lexical.backend`; the ranking is that module's
-`rank`, reading its postings from here. Rows live in `chunks_tsv` (a `tsvector` per chunk under a
-GIN index). Words are folded and Porter-stemmed here, as FTS5's `porter unicode61 remove_diacritics 2`
+Same interface as `connectors.knowledge.lexical` (`create`, `insert`, `delete`, `row_terms`, `row_groups`,
+`visible_stats`, `search`, `count_visible`, `document_frequency`), chosen by `store.lexical_index`; the ranking
+is that module's `rank`, reading its postings from here. Rows live in `chunks_tsv` (a `tsvector` per chunk
+under a GIN index). Words are folded and Porter-stemmed here, as FTS5's `porter unicode61 remove_diacritics 2`
 tokenizer does, and stored through the `simple` configuration, so a stem means the same on both databases and
 `document_frequency` answers for the reasoner's stems. Title words carry weight A (counted `TITLE_WEIGHT`
 times, FTS5's column weight).
 
 Ranking is FTS5's BM25 (k1 1.2, b 0.75, the same IDF floor) with statistics over the chunks the asker may see
-alone, summed from per-ACL-group aggregates (`lexical_groups`, as on SQLite) so that no question scans the
-corpus: the rarest terms choose at most `lexical.CANDIDATE_BUDGET` candidates, commoner ones are read only for
-those (the GIN index and the primary key together). Counting every match of a common term in SQL per
+alone, summed from per-ACL-group aggregates (`lexical_groups` and the write-time `term_counts`, as on SQLite)
+so that no question scans the corpus: the rarest terms choose at most `lexical.CANDIDATE_BUDGET` candidates,
+commoner ones are read only for those (the GIN index and the primary key together). Counting every match of a common term in SQL per
 question made a question at 100k chunks take seconds. A phrase (a ticket key, "eng 142") must match as a
 phrase; its term frequency is that of its rarest word in the chunk.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
@@ -127,12 +127,15 @@ def row_groups(conn: Connection) -> RowGroups:
     )
 
 
-def term_rows(conn: Connection, term: str) -> np.ndarray:
-    """Every row holding a stored term, whoever may see it (the per-group counts are made of them)."""
-    got = conn.execute(
-        text(f"SELECT rowid_fts FROM {TABLE} WHERE tsv @@ to_tsquery('simple', :q)"), {"q": _tsquery((term,))}
-    ).scalars()
-    return np.fromiter(got, dtype=np.int64)
+def row_terms(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, str]]:
+    """(row id, stored stem) once per stem each of these rows holds, read from their tsvectors (the write-time
+    counts of `term_counts` are made of these)."""
+    sql = text(f"SELECT rowid_fts, unnest(tsvector_to_array(tsv)) FROM {TABLE} WHERE rowid_fts = ANY(:rows)")
+    found: list[tuple[int, str]] = []
+    for start in range(0, len(rowids), 1000):
+        part = [int(r) for r in rowids[start : start + 1000]]
+        found += [(int(r), str(t)) for r, t in conn.execute(sql, {"rows": part})]
+    return found
 
 
 def term_postings(conn: Connection, term: str, among: np.ndarray | None = None) -> Postings:
@@ -146,9 +149,14 @@ def postings_among(conn: Connection, stem: str, token: str, among: np.ndarray) -
 
 
 def phrase_postings(
-    conn: Connection, phrase: tuple[str, ...], groups: RowGroups, mask: np.ndarray
+    conn: Connection,
+    phrase: tuple[str, ...],
+    groups: RowGroups,
+    mask: np.ndarray,
+    frequency: Mapping[str, int],
 ) -> Postings:
-    """Visible rows holding the phrase (its stems at consecutive positions), with its count in each."""
+    """Visible rows holding the phrase (its stems at consecutive positions), with its count in each (one
+    GIN query for all its stems: `frequency` orders nothing here)."""
     rows, freq = _postings(conn, phrase)
     keep = groups.visible(rows, mask)
     return rows[keep], freq[keep]

@@ -22,7 +22,7 @@ from sqlalchemy import Engine, delete, func, insert, select, text, update
 
 from connectors.base import SourceDoc
 from connectors.database import make_engine
-from connectors.knowledge import lexical
+from connectors.knowledge import lexical, term_counts
 from connectors.knowledge.acl import visible, visible_doc_ids
 from connectors.knowledge.chunking import CHUNKING_VERSION, chunk_texts
 from connectors.knowledge.chunks import ChunkVectors
@@ -89,6 +89,9 @@ class KnowledgeStore:
             metadata.create_all(conn)
             self.lexical.create(conn)
             self._adopt_vector_space(conn)
+            if not term_counts.is_built(conn):  # a store from before the counts were kept: once
+                self._lock_writers(conn)
+                term_counts.build(conn, self.lexical)
 
     @classmethod
     def open(
@@ -168,6 +171,7 @@ class KnowledgeStore:
                 t: [] for t in (documents, doc_acl, chunks, edges, aliases)
             }
             fts: list[tuple[int, str, str]] = []
+            counted: dict[int, term_counts.Move] = {}
             for doc, parts in pieces:
                 rows[documents].append(
                     {
@@ -184,6 +188,7 @@ class KnowledgeStore:
                         {"id": f"{doc.id}#{n}", "rowid_fts": base, "doc_id": doc.id, "n": n, "text": part}
                     )
                     fts.append((base, doc.title, part))
+                    counted[base] = (None, term_counts.acl_key(doc.acl))
                     base += 1
                 rows[edges] += [
                     {
@@ -204,6 +209,7 @@ class KnowledgeStore:
                 if batch:
                     conn.execute(insert(table), batch)
             self.lexical.insert(conn, fts)
+            term_counts.adjust(conn, self.lexical, counted)
             self._bump(conn)
         return len(ids)
 
@@ -226,9 +232,13 @@ class KnowledgeStore:
         lexical index, reads and the graph filter by, then the chunk metadata Chroma filters by. Nothing is
         re-embedded. Unknown ids are ignored; returns how many documents changed."""
         with self._writing() as conn:
+            self._lock_writers(conn)
             known = {
                 r for (r,) in conn.execute(select(documents.c.id).where(documents.c.id.in_(list(changes))))
             }
+            before = term_counts.row_keys(conn, sorted(known))
+            moves = {row: (key, term_counts.acl_key(changes[doc])) for row, (doc, key) in before.items()}
+            term_counts.adjust(conn, self.lexical, moves)  # the rows' terms now count for their new group
             for doc_id in known:
                 conn.execute(delete(doc_acl).where(doc_acl.c.doc_id == doc_id))
                 if changes[doc_id]:
@@ -263,10 +273,9 @@ class KnowledgeStore:
         removed = 0
         for start in range(0, len(doc_ids), _IN_BATCH):
             batch = doc_ids[start : start + _IN_BATCH]
-            rowids = [
-                r for (r,) in conn.execute(select(chunks.c.rowid_fts).where(chunks.c.doc_id.in_(batch)))
-            ]
-            self.lexical.delete(conn, rowids)
+            leaving = term_counts.row_keys(conn, batch)  # their terms stop counting while still indexed
+            term_counts.adjust(conn, self.lexical, {row: (key, None) for row, (_, key) in leaving.items()})
+            self.lexical.delete(conn, list(leaving))
             conn.execute(delete(chunks).where(chunks.c.doc_id.in_(batch)))
             conn.execute(delete(edges).where(edges.c.origin.in_(batch)))
             conn.execute(delete(aliases).where(aliases.c.origin.in_(batch)))

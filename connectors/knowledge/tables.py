@@ -119,6 +119,16 @@ sync_failures = Table(
     Column("at", DateTime(timezone=True), nullable=False),
 )
 
+# Chunks of each ACL group (`acl_key`: a digest of its principals) holding each lexical term, kept by every
+# write (connectors.knowledge.term_counts): an asker's document frequency is the sum over the groups they see.
+term_groups = Table(
+    "lexical_term_groups",
+    metadata,
+    Column("term", String, primary_key=True),
+    Column("acl_key", String(16), primary_key=True),
+    Column("rows", Integer, nullable=False),
+)
+
 # A counter bumped on every write batch; read-side caches key on it.
 store_meta = Table(
     "store_meta",

@@ -70,3 +70,7 @@ def test_visible_statistics_are_the_counts_over_the_visible_rows(tmp_path: Path)
         assert lexical.document_frequency(conn, "otter", frozenset({PUBLIC}), groups) == 2
         assert lexical.document_frequency(conn, "otter", frozenset({FIN}), groups) == 2
         assert lexical.document_frequency(conn, "budget", frozenset({PUBLIC}), groups) == 0
+        # the same aggregates, another set of visible groups: its own count, not the one cached just before
+        assert lexical.document_frequency(conn, "budget", frozenset({FIN}), groups) == 1
+        assert lexical.document_frequency(conn, "nobodi", frozenset({PUBLIC, FIN}), groups) == 0  # doc "d"
+        assert lexical.document_frequency(conn, "otter", frozenset({PUBLIC, FIN}), groups) == 3
