@@ -4,8 +4,8 @@ document frequencies are read for the groups they may see alone, never counted f
 The table starts empty and the store's `term_counts` mark is cleared: the first store to open counts every
 chunk once. A database the CLI made may have no store tables yet; the table is created all the same.
 
-Revision ID: 0007_term_counts
-Revises: 0006_channels
+Revision ID: 0008_term_counts
+Revises: 0007_sync_hints
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_term_counts"
-down_revision = "0006_channels"
+revision = "0008_term_counts"
+down_revision = "0007_sync_hints"
 branch_labels = None
 depends_on = None
 
