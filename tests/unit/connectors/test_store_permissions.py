@@ -144,5 +144,7 @@ def test_hidden_chunks_holding_the_query_change_neither_the_dense_hit_count_nor_
         assert store._visible_share(frozenset({"public"})) == 100 / 160  # the unfiltered path is taken
         hits = store.search_text("zebra", frozenset({"public"}), 20, mode="dense")
         assert all(int(h.doc_id.split(":")[1]) < 100 for h in hits)
-        seen.append([h.chunk_id for h in hits])
-    assert len(seen[1]) == 20 and seen[0] == seen[1]
+        seen.append([int(h.doc_id.split(":")[1]) for h in hits])
+    # as many hits, each a visible chunk that holds the term; which 20 of the 50 near-equal ones an approximate
+    # index returns may differ between two indexes
+    assert [len(s) for s in seen] == [20, 20] and all(n % 2 == 1 for s in seen for n in s)
