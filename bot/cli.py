@@ -939,14 +939,14 @@ def train_reader(
     calibration_out: Annotated[
         Path, typer.Option("--calibration-out", help="Where the fitted answer calibration goes")
     ] = Path("graph_flows/reader/answer_calibration.json"),
-    stage: Annotated[str, typer.Option("--stage", help="all | scorer | calibration")] = "all",
+    stage: Annotated[str, typer.Option("--stage", help="all | scorer | cross | calibration")] = "all",
     reuse: Annotated[
         bool, typer.Option("--reuse-read", help="Refit the calibration on the last run's reading")
     ] = False,
     verbose: Verbose = False,
 ) -> None:
-    """Fit the answer-unit scorer, then calibrate stated answers read through the flow, on public QA data
-    (needs the `train` extra: scikit-learn)."""
+    """Fit the answer-unit scorer, fine-tune the answer cross-encoder, then calibrate stated answers read
+    through the flow, on public QA data (needs the `train` extra: scikit-learn, torch, transformers)."""
     from contextlib import contextmanager
 
     from rich.progress import Progress
@@ -965,8 +965,8 @@ def train_reader(
 
         return factory
 
-    if stage not in {"all", "scorer", "calibration"}:
-        raise typer.BadParameter(f"{stage!r}: one of all, scorer, calibration", param_hint="--stage")
+    if stage not in {"all", "scorer", "cross", "calibration"}:
+        raise typer.BadParameter(f"{stage!r}: one of all, scorer, cross, calibration", param_hint="--stage")
     embedder = MiniLMEmbedder(precision="int8")
     records, dropped = training_records(
         data,
@@ -985,6 +985,13 @@ def train_reader(
             f"ECE {measured['ece']}"
         )
         model.load.cache_clear()
+    if stage in {"all", "cross"}:
+        from graph_flows.reader.cross_fitting import train_cross_encoder
+
+        card = train_cross_encoder(
+            scorer_records, calibration_records, embedder.embed, bar("fine-tuning the cross-encoder")
+        )
+        console.print(f"wrote the cross-encoder: {card['pairs']} pairs, held out {card['held_out']}")
     if stage in {"all", "calibration"}:
         work = Path(".sleuth") / "reader-calibration"  # the corpus's index and what was read, kept
         work.mkdir(parents=True, exist_ok=True)

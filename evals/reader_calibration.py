@@ -3,8 +3,9 @@ and a map fitted from the reader's verdict features to the share that was right 
 
 The questions are the training data's calibration folds (documents the unit scorer was not fitted on), asked
 over every passage of the training corpus as one knowledge base, with the gate off so that every proposal is
-seen. A proposal is right when the gold answer (or, for answer-selection data, a correct sentence) is in the
-posted text; any proposal for a question with no answer is wrong. Fitting: a logistic regression over the
+seen, and with the reader's choice off, so that the composer's proposal and the reader's own one-unit proposal
+(`decide.own_proposal`) are both recorded. A proposal is right when the gold answer (or, for answer-selection
+data, a correct sentence) is in its text; any proposal for a question with no answer is wrong. Fitting: a logistic regression over the
 verdict features, its out-of-document scores mapped by isotonic regression (`fitting.calibrate`); the expected
 calibration error is measured on probabilities from maps fitted without the document asked about, and the
 threshold on the out-of-document scores. Needs scikit-learn.
@@ -57,7 +58,7 @@ def read_through_flow(
 ) -> dict[str, list]:
     """Each question asked with the gate off; a stated proposal's features, label and document."""
     store, _ = open_index(bench, embedder, data_dir)
-    investigator = build_investigator(store, reasoner=OfflineReasoner(gate=False))
+    investigator = build_investigator(store, reasoner=OfflineReasoner(gate=False, choose=False))
     rows, right, group, ids = [], [], [], []
     for n, q in enumerate(bench.questions):
         out = investigator.ask(
@@ -68,10 +69,15 @@ def read_through_flow(
             modes=list(LOOP_MODES["loop-graph"]),
         )
         answer = out.get("answer") or {}
-        verdict = answer.get("calibration")
-        if answer.get("answered") and verdict:
-            rows.append([verdict["features"][f] for f in PROPOSAL_FEATURES])
-            right.append(bool(q.answers) and answer_in_text(q.answers, posted_text(answer)))
+        verdict = answer.get("calibration") or {}
+        proposals = (
+            [(verdict, posted_text(answer))] if answer.get("answered") and "features" in verdict else []
+        )
+        if (own := verdict.get("alternative")) is not None:
+            proposals.append((own, own["text"]))
+        for proposal, text in proposals:
+            rows.append([proposal["features"][f] for f in PROPOSAL_FEATURES])
+            right.append(bool(q.answers) and answer_in_text(q.answers, text))
             group.append(groups[q.id])
             ids.append(q.id)
         progress(n + 1)

@@ -107,7 +107,9 @@ _BERT_LAYER_KEYS = {
 class _BertWeights:
     """The BertModel tensors as float32, linear weights transposed to (in, out) and Q/K/V fused."""
 
-    def __init__(self, model_dir: Path) -> None:
+    def __init__(self, model_dir: Path, overrides: dict[str, np.ndarray] | None = None) -> None:
+        """`overrides`: tensors (by their safetensors name) that replace the shipped ones, as a model
+        fine-tuned from these weights ships only what it changed (`graph_flows.reader.cross_encoder`)."""
         from safetensors.numpy import load_file
 
         config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
@@ -116,7 +118,7 @@ class _BertWeights:
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         if config.get("hidden_act", "gelu") != "gelu":
             raise EmbedderError(f"unsupported hidden_act {config.get('hidden_act')!r} in {model_dir}")
-        raw = load_file(str(model_dir / "model.safetensors"))
+        raw = {**load_file(str(model_dir / "model.safetensors")), **(overrides or {})}
         t = {k.removeprefix("bert."): np.asarray(v, dtype=np.float32) for k, v in raw.items()}
         self.word = t["embeddings.word_embeddings.weight"]
         self.position = t["embeddings.position_embeddings.weight"]
@@ -272,12 +274,13 @@ def int8_model_path(model_dir: Path, cache_dir: Path) -> Path:
     return cache_dir / f"{MINILM_NAME}-int8-{digest.hexdigest()[:16]}.onnx"
 
 
-def build_int8_model(model_dir: Path, target: Path) -> Path:
+def build_int8_model(model_dir: Path, target: Path, weights: _BertWeights | None = None) -> Path:
     """Quantise the fp32 graph to int8 (dynamic: int8 weights, activations quantised per call) into `target`.
 
     Only the matrix products are quantised (MatMul, and Attention's fused Q/K/V), per output column; the
     embedding tables, layer norms and GELU stay fp32. Vectors stay at ~0.99 cosine to fp32's. Written to a temporary file
     and renamed, so a concurrent or interrupted build never leaves half a model under the final name.
+    `weights`: the tensors to build from, when not the shipped ones (a fine-tuned model's).
     """
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -286,7 +289,7 @@ def build_int8_model(model_dir: Path, target: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".int8-") as tmp:
         staged = Path(tmp) / target.name
         quantize_dynamic(
-            _onnx_model(_BertWeights(model_dir)),
+            _onnx_model(weights or _BertWeights(model_dir)),
             staged,
             op_types_to_quantize=["MatMul", "Attention"],
             weight_type=QuantType.QInt8,

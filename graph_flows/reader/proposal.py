@@ -11,7 +11,7 @@ fitted on public data read through this flow (`evals.reader_calibration`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -38,6 +38,11 @@ PROPOSAL_FEATURES = (
     "sentences",
     "passages",
     "words",
+    "cross_stated",
+    "cross_stated_min",
+    "cross_best",
+    "cross_gap",
+    "alternative",
 )
 _AT = {name: i for i, name in enumerate(FEATURES)}
 
@@ -66,8 +71,12 @@ def proposal_features(
     established: Established,
     judged: Sequence[JudgedUnit],
     rows: np.ndarray,
+    cross: Mapping[int, float],
+    *,
+    alternative: bool = False,
 ) -> np.ndarray:
-    """One row of PROPOSAL_FEATURES. `judged` is every unit read, best first; `rows` their unit features."""
+    """One row of PROPOSAL_FEATURES. `judged` is every unit read, best first; `rows` their unit features;
+    `cross` the cross-encoder's probability of the units it read (by index in `judged`; empty without one)."""
     by_id = {e["id"]: e for e in evidence}
     cited = list(dict.fromkeys(c for s in proposal.sentences for c in s.cites if c in by_id))
     support = [by_id[c]["relevance"] for s in proposal.sentences for c in s.cites if c in by_id]
@@ -85,6 +94,8 @@ def proposal_features(
     first = rows[picked[0]] if picked else np.zeros(len(FEATURES), dtype=np.float32)
     everything = rows[0] if len(rows) else first  # miss_all and cover_all are alike on every row
     words = sum(len(s.text.split()) for s in proposal.sentences)
+    crossed = [cross[i] for i in picked if i in cross] or [0.0]
+    cross_best = max(cross.values(), default=0.0)
     return np.asarray(
         [
             rule,
@@ -103,6 +114,11 @@ def proposal_features(
             math.log1p(len(proposal.sentences)),
             math.log1p(len(cited)),
             math.log1p(words),
+            max(crossed),
+            min(crossed),
+            cross_best,
+            cross_best - max(crossed),
+            float(alternative),
         ],
         dtype=np.float32,
     )

@@ -19,9 +19,10 @@ from graph_flows.state import Established, Evidence, Plan, TurnRecord
 class OfflineReasoner:
     name = "offline"
 
-    def __init__(self, *, max_seeds: int = 4, gate: bool = False) -> None:
+    def __init__(self, *, max_seeds: int = 4, gate: bool = False, choose: bool = True) -> None:
         self.max_seeds = max_seeds
         self.gate = gate  # True: withhold proposals below the calibrated threshold
+        self.choose = choose  # False: state the composer's proposal, only recording the reader's verdicts
 
     def plan(self, question: str, *, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
         return plan.plan(question, history, lexicon)
@@ -35,7 +36,7 @@ class OfflineReasoner:
         self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
     ) -> Composition:
         proposal = compose.compose(plan, evidence, established, lexicon)
-        return decide(plan, evidence, proposal, established, lexicon, gate=self.gate)
+        return decide(plan, evidence, proposal, established, lexicon, gate=self.gate, choose=self.choose)
 
 
 __all__ = ["OfflineReasoner"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graph_flows.reader import calibrator, model
+from graph_flows.reader import calibrator, cross_encoder, model
 from graph_flows.reader.decide import decide, stated_probability
 from graph_flows.reader.features import FEATURES, Candidate, featurise, question_kind, stems
 from graph_flows.reader.fitting import forbidden_hashes, reliability, split_for_calibration, threshold_for
@@ -116,10 +116,19 @@ PASSAGES = [
 PLAN = {"effective_question": QUESTION, "aspects": [{"id": "a1", "text": QUESTION, "terms": []}]}
 
 
-def test_a_decline_shows_the_likeliest_units_first() -> None:
-    declined = decide(PLAN, PASSAGES, Composition([], False), {}, OverlapWeights())
-    assert not declined.answered and declined.related[0].cites == ["E2"]
-    assert declined.verdict is None  # nothing was proposed, so nothing was judged
+def test_where_the_composer_finds_nothing_the_reader_states_its_own_unit_only_above_the_threshold() -> None:
+    threshold = calibrator.load().threshold
+    out = decide(PLAN, PASSAGES, Composition([], False), {}, OverlapWeights())
+    own = out.verdict if out.answered else out.verdict["alternative"]
+    assert set(own["features"]) == set(PROPOSAL_FEATURES) and own["features"]["alternative"] == 1.0
+    if out.answered:  # its one unit, cited, at its calibrated probability
+        assert own["probability"] >= threshold and out.confidence == pytest.approx(own["probability"], abs=1e-4)
+        assert out.sentences[0].cites == ["E2"] and "4 seals" in out.sentences[0].text
+    else:  # a decline shows the likeliest units first
+        assert own["probability"] < threshold and out.related[0].cites == ["E2"]
+    kept = decide(PLAN, PASSAGES, Composition([], False), {}, OverlapWeights(), choose=False)
+    assert not kept.answered and kept.related[0].cites == ["E2"]
+    assert "probability" not in kept.verdict["alternative"]  # read for calibration: features only
 
 
 def proposal(eid: str) -> Composition:
@@ -143,11 +152,45 @@ def test_a_proposal_is_stated_only_at_or_above_the_calibrated_threshold() -> Non
     assert verdicts["E2"] > verdicts["E1"]  # the unit that answers is the likelier proposal
 
 
-def test_with_the_gate_off_the_verdict_is_recorded_and_the_proposal_kept() -> None:
+def test_the_likelier_of_the_two_proposals_is_stated() -> None:
     unrelated = proposal("E1")
-    out = decide(PLAN, PASSAGES, unrelated, {"a1": ["E1"]}, OverlapWeights())
-    assert out.answered and out.sentences == unrelated.sentences
-    assert 0.0 <= out.verdict["probability"] <= 1.0
+    kept = decide(PLAN, PASSAGES, unrelated, {"a1": ["E1"]}, OverlapWeights(), choose=False)
+    assert kept.answered and kept.sentences == unrelated.sentences  # recorded, not acted on
+    assert kept.verdict["alternative"]["text"] == "The Quillon pump holds 4 seals."
+    chosen = decide(PLAN, PASSAGES, unrelated, {"a1": ["E1"]}, OverlapWeights())
+    assert chosen.answered and chosen.sentences[0].cites == ["E2"]  # the reader's own unit answers
+    assert chosen.verdict["probability"] > chosen.verdict["composer"]["probability"]
+    assert chosen.confidence == pytest.approx(chosen.verdict["probability"], abs=1e-4)
+
+
+def test_a_question_of_two_parts_keeps_the_composers_answer() -> None:
+    two = {**PLAN, "aspects": [*PLAN["aspects"], {"id": "a2", "text": "Who makes it?", "terms": []}]}
+    unrelated = proposal("E1")
+    out = decide(two, PASSAGES, unrelated, {"a1": ["E1"]}, OverlapWeights())
+    assert out.sentences == unrelated.sentences and 0.0 <= out.verdict["probability"] <= 1.0
+
+
+def test_the_cross_encoder_reads_question_and_unit_together() -> None:
+    encoder = cross_encoder.load()
+    question = "Who has to sign off on travel costs above five hundred dollars?"
+    texts = [
+        "Trips costing more than $500 need the finance director's approval.",  # worded unlike the question
+        "Travel costs are booked in the expenses portal, which is closed on Sundays.",  # its words, no answer
+        "The office plants are watered on Fridays.",
+    ]
+    p = encoder.probabilities(question, texts)
+    assert p.shape == (3,) and np.all((p >= 0) & (p <= 1))
+    assert p[0] > 0.5 > p[2] and p[0] > p[1]
+    assert encoder.probabilities(question, []).shape == (0,)
+
+
+def test_the_cross_encoder_refuses_other_base_weights(tmp_path: Path) -> None:
+    card = json.loads(cross_encoder.CARD.read_text())
+    card["base_sha256"] = "0" * 64
+    (tmp_path / "card.json").write_text(json.dumps(card))
+    other = cross_encoder.CrossEncoder(cross_encoder.WEIGHTS, tmp_path / "card.json", cache_dir=tmp_path)
+    with pytest.raises(model.ArtefactError):
+        other.probabilities("Who?", ["Someone."])
 
 
 def test_shipped_calibrator_loads_and_keeps_its_promises(tmp_path: Path) -> None:
