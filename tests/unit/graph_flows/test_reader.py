@@ -122,7 +122,9 @@ def test_where_the_composer_finds_nothing_the_reader_states_its_own_unit_only_ab
     own = out.verdict if out.answered else out.verdict["alternative"]
     assert set(own["features"]) == set(PROPOSAL_FEATURES) and own["features"]["alternative"] == 1.0
     if out.answered:  # its one unit, cited, at its calibrated probability
-        assert own["probability"] >= threshold and out.confidence == pytest.approx(own["probability"], abs=1e-4)
+        assert own["probability"] >= threshold and out.confidence == pytest.approx(
+            own["probability"], abs=1e-4
+        )
         assert out.sentences[0].cites == ["E2"] and "4 seals" in out.sentences[0].text
     else:  # a decline shows the likeliest units first
         assert own["probability"] < threshold and out.related[0].cites == ["E2"]
