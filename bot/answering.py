@@ -32,6 +32,7 @@ from bot.channel_activity import CANCELLED as THREAD_CANCELLED
 from bot.channel_reply import remove_working_reaction, someone_replied
 from bot.channels import ChannelConfig, ChannelSettings
 from bot.jobs import CANCELLED, COMMAND, EDIT, MAX_ATTEMPTS, Job, JobQueue
+from bot.live_stream import LiveStream, live_allowed
 from bot.logcontext import log_context
 from bot.posting import post_once
 from bot.receipt import (
@@ -150,8 +151,11 @@ class Answerer:
             job = self.ensure_placeholder(job, worker)
             if job.placeholder_ts is None:
                 return  # told the user why not (e.g. not in the channel)
+        saved, shown = job.result or {}, None
         try:
-            result = job.result or self._investigate(job, worker, config)
+            result = saved
+            if "answer" not in saved:
+                result, shown = self._investigate(job, worker, config, saved)
         except UnknownAsker as exc:
             if exc.__cause__ is not None and is_transient(exc.__cause__):
                 raise exc.__cause__ from None  # Slack is down, not the asker unknown: try again later
@@ -162,9 +166,11 @@ class Answerer:
             return
         if job.unsolicited and self._unwelcome(job, worker, config, result):
             return
-        self._deliver(job, worker, config, result)
+        self._deliver(job, worker, config, result, shown)
 
-    def _deliver(self, job: Job, worker: str, config: ChannelConfig, result: dict[str, Any]) -> None:
+    def _deliver(
+        self, job: Job, worker: str, config: ChannelConfig, result: dict[str, Any], shown: str | None = None
+    ) -> None:
         """The answer in the thread (streamed when it can be), or privately to the asker where the channel's
         audience or its `reply` setting says so, with the channel's buttons."""
         note = UPDATE_NOTE if job.kind == EDIT else None
@@ -178,8 +184,10 @@ class Answerer:
             remove=job.unsolicited and not private,
         )  # fmt: skip
         plain = not config.escalate_to and not job.unsolicited
-        if not private and plain and job.kind != EDIT and self._stream_answer(job, worker, result):
+        if not private and plain and job.kind != EDIT and self._stream_answer(job, worker, result, shown):
             return
+        if self._stream is not None and (result.get("stream") or {}).get("started"):
+            self._stream.discard(self._jobs.get(job.id) or job, result)  # a draft stream, not the answer
         if job.unsolicited:  # before posting: the job counts as done once the answer is out
             self._finish_unsolicited(job, ANSWERED)
         if private:
@@ -227,11 +235,13 @@ class Answerer:
             self._activity.record(job.channel, job.thread_ts, kind, user=job.user)
         remove_working_reaction(self._client, job)
 
-    def _stream_answer(self, job: Job, worker: str, result: dict[str, Any]) -> bool:
-        """Streams the answer (`bot.streaming`), once its audience is known to be the thread; False when it
-        is posted the ordinary way instead (streaming off or unavailable, a long answer, nothing to say)."""
+    def _stream_answer(self, job: Job, worker: str, result: dict[str, Any], shown: str | None) -> bool:
+        """Streams the answer (`bot.streaming`), once its audience is known to be the thread, on from what
+        live drafts `shown`; False when it is posted the ordinary way instead (streaming off or unavailable, a
+        long answer, nothing to say)."""
         parts = streamed_answer(result["answer"], trace_id=job.trace_id)
-        if self._stream is None or not self._stream.available or parts is None:
+        started = bool((result.get("stream") or {}).get("started"))
+        if self._stream is None or not (self._stream.available or started) or parts is None:
             return False
         current = self._jobs.get(job.id) or job
         if current.status == CANCELLED or current.claimed_by != worker:
@@ -243,8 +253,9 @@ class Answerer:
 
         try:
             ts = self._stream.deliver(
-                current, result, text=text, blocks=blocks, full=full, key=_part(job, 0), save=save
-            )
+                current, result, text=text, blocks=blocks, full=full, key=_part(job, 0), save=save,
+                shown=shown,
+            )  # fmt: skip
         except StreamUnavailable as exc:
             log.info("answer streaming unavailable, posting instead", extra={"error": str(exc)})
             return False
@@ -309,7 +320,12 @@ class Answerer:
         log.info("intake's late post kept, ours removed", extra={"column": column})
         return kept
 
-    def _investigate(self, job: Job, worker: str, config: ChannelConfig) -> dict[str, Any]:
+    def _investigate(
+        self, job: Job, worker: str, config: ChannelConfig, saved: dict[str, Any]
+    ) -> tuple[dict[str, Any], str | None]:
+        """The flow's answer, saved on the job, and what live drafts showed of it (None: no live stream, or
+        what it holds is uncertain); shown live while the model writes it where that is safe
+        (`bot.live_stream`: not on a try after one that started a stream)."""
         asker = self._askers.resolve(job.team, job.user)
         status: Any = _NoStatus()  # a question asked of the channel shows its reaction, not a status
         if not job.unsolicited:
@@ -330,6 +346,7 @@ class Answerer:
 
         token = HEARTBEAT.set(lambda: self._jobs.renew(job.id, worker))  # long model calls keep the lease
         access = self._access_for(job.team, job.user) if self._access_for is not None else None
+        live = self._live(job, worker, config, saved)
         try:
             out = self._investigator.ask(
                 job.thread_id,
@@ -339,15 +356,30 @@ class Answerer:
                 progress=progress,
                 access=access,
                 scope=config.scope,
+                **({"draft": live} if live is not None else {}),
             )
         finally:
             HEARTBEAT.reset(token)
+            streamed = live.close() if live is not None else {}
             status.clear()  # before the answer or apology replaces the placeholder
-        result = {"question": job.text, "answer": out["answer"], "trace": out.get("trace") or []}
+        result = {**saved, "question": job.text, "answer": out["answer"], "trace": out.get("trace") or []}
+        result |= streamed
         self._jobs.save_result(job.id, worker, result)
         for note in asker.notes:
             self._tell_privately(job, note)
-        return result
+        return result, live.shown if live is not None and streamed else None
+
+    def _live(self, job: Job, worker: str, config: ChannelConfig, saved: dict[str, Any]) -> LiveStream | None:
+        """The draft sink for this question, or None: streaming off, not safe here, or an earlier try's."""
+        if self._stream is None or not self._stream.available or saved.get("stream"):
+            return None
+        if not live_allowed(job, config, self._audience):
+            return None
+
+        def save(stream: dict[str, Any]) -> None:
+            self._jobs.save_result(job.id, worker, {**saved, "stream": stream})
+
+        return LiveStream(self._stream, job, save)
 
     def _nameable(self, job: Job) -> Callable[[str], bool] | None:
         """What the channel-wide status may name; without an audience policy, in a channel, nothing."""
@@ -383,6 +415,9 @@ class Answerer:
 
     def _apologise(self, job: Job, worker: str, text: str) -> None:
         try:
+            current = self._jobs.get(job.id) or job
+            if self._stream is not None and ((current.result or {}).get("stream") or {}).get("started"):
+                self._stream.discard(current, current.result or {})  # no draft stays above an apology
             self._publish(job, worker, [notice(text)])
         except SLACK_FAILURES as exc:
             if is_transient(exc):

@@ -76,7 +76,7 @@ class Settings(BaseSettings):
         STATUS_INTERVAL_S  # at most one thread-status update per channel this often
     )
     slack_timeout_s: float = 15.0  # one Web API call; a lost response is retried (posts: looked up first)
-    slack_stream_answers: bool = True  # stream final answers (chat.startStream...), else post them whole
+    slack_stream_answers: bool = True  # stream answers (live drafts where safe), else post them
     job_lease_s: float = 15.0  # bot.jobs.DEFAULT_LEASE_S: a dead worker's job is taken over within this
     answer_bots: bool = False  # answer other bots' messages
     admin_users: list[str] = Field(default_factory=list)  # Slack user ids with admin rights in Sleuth

@@ -1,11 +1,13 @@
-"""The final answer streamed into its thread with Slack's chat streaming methods, where that is safe.
+"""The answer streamed into its thread with Slack's chat streaming methods, where that is safe.
 
-Safe means: the answer is final (the flow finished and the program's checks ran; nothing unchecked is ever
-streamed) and its audience is decided (a DM, or a channel answer that `bot.audience` lets everyone see; an
-answer going privately is never streamed). The text goes out a few sentences at a time (`chat.startStream`,
-`chat.appendStream`), then `chat.stopStream` adds the rest of the answer as blocks (conflicts, sources, gaps,
-confidence, the buttons) and the message metadata `bot.posting` looks for. Outside DMs Slack requires the
-recipient (the asker and their team). The streamed message then stands in for the placeholder, which is deleted.
+Safe means: what is streamed is grounded (a model's draft sentence only once it passed the grounding checks,
+`bot.live_stream`; otherwise the final, checked answer) and the audience is decided (a DM, or a channel answer
+that `bot.audience` lets everyone see; an answer going privately is never streamed). The text goes out a few
+sentences at a time (`chat.startStream`, `chat.appendStream`), then `chat.stopStream` adds the rest of the answer
+as blocks (conflicts, sources, gaps, confidence, the buttons) and the message metadata `bot.posting` looks for.
+Where the checked answer does not go on from what the live drafts showed, it is written whole into the message
+with `chat.update` after the stop, so no draft stays visible. Outside DMs Slack requires the recipient (the
+asker and their team). The streamed message then stands in for the placeholder, which is deleted.
 
 Exactly once, as for posts: before starting, the job's saved result notes that a stream was started, and the
 stream's ts once known. A redelivered job finishes that stream instead of starting another: it stops it (if
@@ -100,29 +102,69 @@ class AnswerStream:
         full: Message,
         key: str,
         save: Callable[[dict[str, Any]], None],
+        shown: str | None = None,
     ) -> str:
         """Streams `text` then stops with `blocks` (`full` is the same answer as one ordinary message);
-        returns the streamed message's ts. Raises StreamUnavailable before anything was posted."""
+        returns the streamed message's ts. Raises StreamUnavailable before anything was posted. `shown`: what
+        this try's live drafts streamed already (`bot.live_stream`); the stream goes on from there when the
+        checked answer starts with it, else the whole answer replaces it."""
         state = Streamed.of(result)
-        thread_ts = job.thread_ts or job.placeholder_ts or ""
-        if state.started and state.ts is None:
-            state.ts = self._started_earlier(job, thread_ts)
-        if state.ts is not None:
-            self._finish(job, state.ts, blocks, full, key)
-            return state.ts
+        ts = self.earlier(job, state)
+        if ts is not None and shown is not None and text.startswith(shown):
+            self._append(job, ts, text[len(shown) :])  # the rest of what this try streamed live
+            self._stop(job, ts, blocks, key)
+            return ts
+        if ts is not None:  # an earlier try's stream, or a live one the checked answer does not extend
+            self._finish(job, ts, blocks, full, key)
+            return ts
         state.started = True
         save({**result, "stream": state.saved()})
         pieces = chunks(text)
-        state.ts = self._start(job, thread_ts, pieces[0])
+        state.ts = self.start(job, pieces[0])
         save({**result, "stream": state.saved()})
         for piece in pieces[1:]:
-            self._client.chat_appendStream(channel=job.channel, ts=state.ts, markdown_text=piece)
-        self._client.chat_stopStream(
-            channel=job.channel, ts=state.ts, blocks=blocks, metadata=post_metadata(key)
-        )
+            self.append(job, state.ts, piece)
+        self._stop(job, state.ts, blocks, key)
         return state.ts
 
-    def _start(self, job: Job, thread_ts: str, first: str) -> str:
+    def earlier(self, job: Job, state: Streamed) -> str | None:
+        """The ts of the stream an earlier try (or this job's live drafts) started, if any."""
+        if state.started and state.ts is None:
+            state.ts = self._started_earlier(job, job.thread_ts or job.placeholder_ts or "")
+        return state.ts
+
+    def append(self, job: Job, ts: str, text: str) -> None:
+        """More text at the end of a stream (one call: a live draft's newly grounded sentences)."""
+        self._client.chat_appendStream(channel=job.channel, ts=ts, markdown_text=text)
+
+    def discard(self, job: Job, result: dict[str, Any]) -> None:
+        """A stream the answer will not be delivered in (it goes privately, in several messages, or the
+        question was deleted): stopped and deleted, so no draft stays in the thread."""
+        ts = self.earlier(job, Streamed.of(result))
+        if ts is None:
+            return
+        for call, ignored in (
+            (self._client.chat_stopStream, NOT_STREAMING),
+            (self._client.chat_delete, "message_not_found"),
+        ):
+            try:
+                call(channel=job.channel, ts=ts)
+            except SlackApiError as exc:
+                if exc.response.get("error") != ignored:
+                    raise
+        log.info("answer stream discarded", extra={"ts": ts})
+
+    def _append(self, job: Job, ts: str, text: str) -> None:
+        for piece in chunks(text) if text else []:
+            self.append(job, ts, piece)
+
+    def _stop(self, job: Job, ts: str, blocks: list[dict[str, Any]], key: str) -> None:
+        self._client.chat_stopStream(channel=job.channel, ts=ts, blocks=blocks, metadata=post_metadata(key))
+
+    def start(self, job: Job, first: str) -> str:
+        """A new stream in the job's thread holding `first`; its ts. Raises StreamUnavailable where Slack
+        refused it (nothing was posted)."""
+        thread_ts = job.thread_ts or job.placeholder_ts or ""
         recipient: dict[str, str] = {}
         if not job.channel.startswith("D"):  # Slack wants the recipient outside DMs
             recipient = {"recipient_user_id": job.user, "recipient_team_id": job.team}

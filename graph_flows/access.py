@@ -29,7 +29,16 @@ from graph_flows.state import ThreadState
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GONE", "OPEN", "SYNCED", "UNCONFIRMED", "AccessCheck", "confirm_shown", "live_access"]
+__all__ = [
+    "GONE",
+    "OPEN",
+    "SYNCED",
+    "UNCONFIRMED",
+    "AccessCheck",
+    "confirm_shown",
+    "live_access",
+    "showable",
+]
 SHOWABLE = frozenset({OPEN, SYNCED})
 MAX_COMPOSITIONS = 4  # the last one reads only confirmed documents, so it needs no further check
 
@@ -86,6 +95,19 @@ def confirm_shown(state: ThreadState, compose: Compose) -> tuple[dict[str, Any],
         if compositions >= MAX_COMPOSITIONS:
             break
     return _noted(out, verdicts, compositions), used
+
+
+def showable(doc_ids: Sequence[str], verdicts: dict[str, str]) -> bool:
+    """Whether a draft may show these documents now: no check set for the turn, or every one confirmed
+    (`verdicts` is the caller's cache, so each document is asked about once)."""
+    check = _CHECK.get()
+    if check is None:
+        return True
+    todo = [d for d in dict.fromkeys(doc_ids) if d not in verdicts]
+    if todo:
+        said = check(todo)
+        verdicts.update({d: said.get(d, UNCONFIRMED) for d in todo})
+    return all(verdicts[d] in SHOWABLE for d in doc_ids)
 
 
 def confirmed(node: Compose) -> Compose:

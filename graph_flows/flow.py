@@ -35,7 +35,7 @@ from graph_flows.broad import (
 from graph_flows.config import FlowConfig
 from graph_flows.gaplog import GapLog
 from graph_flows.knowledge import KnowledgeReader
-from graph_flows.nodes.answer import answer
+from graph_flows.nodes.answer import DRAFT_KEY, DraftSink, answer
 from graph_flows.nodes.plan import plan
 from graph_flows.nodes.reflect import reflect
 from graph_flows.nodes.retrieve import retrieve
@@ -171,11 +171,13 @@ class Investigator:
         progress: Progress | None = None,
         access: AccessCheck | None = None,
         scope: list[str] | None = None,
+        draft: DraftSink | None = None,
     ) -> TurnOutput:
         """`access`: the live check of what the answer shows, as this asker (`graph_flows.access`); `scope`:
-        the sources (or parts of them) this turn may read, on top of the principals (`graph_flows.scope`)."""
+        the sources (or parts of them) this turn may read, on top of the principals (`graph_flows.scope`);
+        `draft`: handed the answer's grounded sentences while a model writes them (`nodes.answer.Drafts`)."""
         with live_access(access), source_scope(scope):
-            return self._ask(thread, question, asker, principals, max_rounds, modes, progress)
+            return self._ask(thread, question, asker, principals, max_rounds, modes, progress, draft)
 
     def _ask(
         self,
@@ -186,6 +188,7 @@ class Investigator:
         max_rounds: int | None,
         modes: list[str] | None,
         progress: Progress | None,
+        draft: DraftSink | None = None,
     ) -> TurnOutput:
         payload: TurnInput = {
             "thread_id": thread,
@@ -195,10 +198,10 @@ class Investigator:
             "max_rounds": max_rounds or self.flow_settings.max_rounds,
             "modes": modes or ["text", "graph"],
         }
-        config = {
-            "configurable": {"thread_id": thread},
-            "recursion_limit": self.flow_settings.recursion_limit,
-        }
+        configurable: dict[str, Any] = {"thread_id": thread}
+        if draft is not None:
+            configurable[DRAFT_KEY] = draft
+        config = {"configurable": configurable, "recursion_limit": self.flow_settings.recursion_limit}
         if progress is None:
             return self.flow.invoke(payload, config=config)
         final: dict[str, Any] = {}

@@ -54,6 +54,7 @@ class ApiCall(NamedTuple):
 
     method: str
     params: dict[str, Any]
+    at: float = 0.0  # when it arrived (`time.monotonic`)
 
 
 @dataclass
@@ -311,6 +312,11 @@ class SlackEmulator(InteractivityMixin):
     def calls_to(self, method: str) -> list[dict[str, Any]]:
         with self._changed:
             return [c.params for c in self.calls if c.method == method]
+
+    def timed_calls_to(self, method: str) -> list[ApiCall]:
+        """The calls to `method` with when each arrived."""
+        with self._changed:
+            return [c for c in self.calls if c.method == method]
 
     def bot_messages(self, channel: str, thread_ts: str | None = None) -> list[dict[str, Any]]:
         """The bot's messages in a channel (all of them, or one thread's), oldest first."""
@@ -623,7 +629,7 @@ class SlackEmulator(InteractivityMixin):
         with self._changed:
             with contextlib.suppress(ApiError):  # undecodable: recorded raw, and the call answers the error
                 params = normalize_params(params)
-            self.calls.append(ApiCall(method, params))
+            self.calls.append(ApiCall(method, params, time.monotonic()))
             faults = self._faults.get(method)
             try:
                 if method in OIDC_METHODS:  # client credentials, or the signed-in user's own token

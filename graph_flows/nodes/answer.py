@@ -8,13 +8,15 @@ passages handed to composition); rendering it for Slack or a terminal is someone
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from connectors.text import TICKET_KEY, normalise
-from graph_flows.access import confirm_shown
+from graph_flows.access import confirm_shown, showable
 from graph_flows.checks import confidence, find_conflicts, verify_citations
 from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog, gap_subject
@@ -22,16 +24,26 @@ from graph_flows.knowledge import KnowledgeReader, StoreLexicon
 from graph_flows.reasoners.base import ComposedSentence, Lexicon, Reasoner
 from graph_flows.state import Answer, Evidence, Gap, Plan, Subject, ThreadState
 
+DraftSink = Callable[[dict[str, Any]], None]  # a draft answer record: {"draft", "text", "sources"}
+DRAFT_KEY = "sleuth_draft"  # where the run's config carries the draft sink (a callable: never checkpointed)
 CLOSEST_DOCS = 3  # documents the gap log keeps per gap
 NOT_FOUND = "I couldn't find an answer to this in the sources you can access."
 
 
 def answer(
-    state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner, gap_log: GapLog | None
+    state: ThreadState,
+    config: RunnableConfig,
+    *,
+    knowledge: KnowledgeReader,
+    reasoner: Reasoner,
+    gap_log: GapLog | None,
 ) -> dict:
     """Composes and checks the answer, again without any shown document the asker may no longer open
-    (`graph_flows.access`), then logs its gaps once, from the evidence it was composed from."""
-    out, used = confirm_shown(state, partial(compose_answer, knowledge=knowledge, reasoner=reasoner))
+    (`graph_flows.access`), then logs its gaps once, from the evidence it was composed from. A draft sink
+    in the run's config (`DRAFT_KEY`, set by `Investigator.ask`) sees the answer while it is written."""
+    on_draft = (config.get("configurable") or {}).get(DRAFT_KEY)
+    compose = partial(compose_answer, knowledge=knowledge, reasoner=reasoner, on_draft=on_draft)
+    out, used = confirm_shown(state, compose)
     result = out["answer"]
     if gap_log is not None and result["gaps"]:
         lexicon = StoreLexicon(knowledge, frozenset(state["principals"]))
@@ -45,14 +57,24 @@ def answer(
     return out
 
 
-def compose_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: Reasoner) -> dict:
-    """The answer record, the turn's record and the trace entry, from the state's evidence (no side effect)."""
+def compose_answer(
+    state: ThreadState,
+    *,
+    knowledge: KnowledgeReader,
+    reasoner: Reasoner,
+    on_draft: DraftSink | None = None,
+) -> dict:
+    """The answer record, the turn's record and the trace entry, from the state's evidence (no side effect
+    but the drafts handed to `on_draft`)."""
     started = time.perf_counter()
     principals = frozenset(state["principals"])
     lexicon = StoreLexicon(knowledge, principals)
     plan = state["plan"]
     evidence = {e["id"]: e for e in state["evidence"]}
-    composition = reasoner.compose(plan, list(evidence.values()), state["established"], lexicon=lexicon)
+    drafts = {"on_sentences": Drafts(evidence, on_draft)} if on_draft is not None else {}
+    composition = reasoner.compose(
+        plan, list(evidence.values()), state["established"], lexicon=lexicon, **drafts
+    )
     kept, dropped = verify_citations(composition.sentences, evidence)
     related, dropped_related = verify_citations(composition.related, evidence)
     dropped += dropped_related
@@ -151,6 +173,35 @@ def compose_answer(state: ThreadState, *, knowledge: KnowledgeReader, reasoner: 
         if entry["llm"]["fallbacks"]:  # the footer says so: an offline answer must not look like the model's
             result["fallbacks"] = fallback_kinds(entry["llm"]["fallbacks"])
     return {"answer": result, "turns": [*state.get("turns", []), record], "trace": [*state["trace"], entry]}
+
+
+class Drafts:
+    """Grounded sentences as the model writes them (`Reasoner.compose(on_sentences=...)`) turned into a draft
+    answer record for `sink`: its text with [n] markers and its sources, numbered as the answer numbers them.
+    The citations are checked as the answer's are, and, under a live access check, a sentence is left out
+    until every document it cites is confirmed: a draft shows nothing the answer could not."""
+
+    def __init__(self, evidence: dict[str, Evidence], sink: DraftSink) -> None:
+        self._evidence, self._sink = evidence, sink
+        self._verdicts: dict[str, str] = {}
+
+    def __call__(self, sentences: list[ComposedSentence]) -> None:
+        kept, _ = verify_citations(sentences, self._evidence)
+        kept = [s for s in kept if showable([self._evidence[c]["doc_id"] for c in s.cites], self._verdicts)]
+        if not kept:
+            return
+        by_doc: dict[str, int] = {}
+        first: dict[int, str] = {}
+        lines = []
+        for s in kept:
+            marks = []
+            for eid in s.cites:
+                n = by_doc.setdefault(self._evidence[eid]["doc_id"], len(by_doc) + 1)
+                first.setdefault(n, eid)
+                marks.append(f"[{n}]")
+            lines.append(f"{s.text} {''.join(dict.fromkeys(marks))}")
+        sources = [source_entry(self._evidence[eid], n) for n, eid in sorted(first.items())]
+        self._sink({"draft": True, "text": join_lines(lines), "sources": sources})
 
 
 def merge_gaps(gaps: Sequence[Gap]) -> list[Gap]:

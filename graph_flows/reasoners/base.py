@@ -5,7 +5,7 @@ point at evidence) and keep what passes. The reasoner proposes; the program deci
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -99,8 +99,16 @@ class Reasoner(Protocol):
     ) -> ReflectionProposal: ...
 
     def compose(
-        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
-    ) -> Composition: ...
+        self,
+        plan: Plan,
+        evidence: Sequence[Evidence],
+        established: Established,
+        *,
+        lexicon: Lexicon,
+        on_sentences: Callable[[list[ComposedSentence]], None] | None = None,
+    ) -> Composition:
+        """`on_sentences`: where a reasoner that writes over time hands on its grounded sentences so far."""
+        ...
 
 
 class ReasonerError(Exception):

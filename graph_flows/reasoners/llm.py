@@ -49,6 +49,7 @@ from graph_flows.reasoners.llm_mapping import (
     shown_passages,
 )
 from graph_flows.reasoners.llm_merge import merge_composition, merge_plan, merge_reflection
+from graph_flows.reasoners.llm_partial import GroundedDrafts, SentenceSink
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.offline.reflect import dense_support
@@ -168,28 +169,40 @@ class LLMReasoner:
 
     # ------------------------------------------------------------------ compose
     def compose(
-        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
+        self,
+        plan: Plan,
+        evidence: Sequence[Evidence],
+        established: Established,
+        *,
+        lexicon: Lexicon,
+        on_sentences: SentenceSink | None = None,
     ) -> Composition:
+        """`on_sentences`: handed the grounded sentences while the model writes them (`llm_partial`)."""
         chains = [eid for chain in established.values() for eid in chain]
         ledger, ranked, notes = self._passages(plan, evidence, first=chains)
 
         def similar(question: str, text: str) -> float:
             return dense_support(lexicon.similarity(question, [text])[0])
 
+        drafts = GroundedDrafts(plan, evidence, on_sentences, similar) if on_sentences else None
+
         def ask() -> Composition:
             def once(shown: list[Evidence], budget: int) -> Composition:
                 message = prompts.step_message(
                     plan, shown, {"established": established}, budget_tokens=budget, step="compose"
                 )
-                out = self.client.ask(ledger, _system(ledger, "compose"), message, ComposeOut, step="compose")
+                out = self.client.ask(
+                    ledger, _system(ledger, "compose"), message, ComposeOut, step="compose", on_text=drafts
+                )
                 composition, rejected = composition_from(out, plan, evidence, notes, similar)
                 if rejected:
                     notes.append(f"compose: {len(rejected)} sentence(s) rejected; one repair asked")
                     again = f"{message}\n\n{prompts.REGROUND.format(rejected=chr(10).join(rejected))}"
                     try:
                         out = self.client.ask(
-                            ledger, _system(ledger, "compose"), again, ComposeOut, step="compose"
-                        )
+                            ledger, _system(ledger, "compose"), again, ComposeOut, step="compose",
+                            on_text=drafts,
+                        )  # fmt: skip
                     except ReasonerError as exc:  # the grounded sentences of the first reply still stand
                         notes.append(f"compose: the repair failed ({exc})")
                     else:

@@ -30,6 +30,7 @@ and vLLM's words for a prompt over the window are read as OpenAI's, so fewer pas
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from graph_flows.config import LLMLimits, StructuredMethod
 from graph_flows.reasoners.base import BadModelOutput, ReasonerError
-from graph_flows.reasoners.llm_call import bound, is_reasoning, stream, takes_temperature, within
+from graph_flows.reasoners.llm_call import TextSink, bound, is_reasoning, stream, takes_temperature, within
 from graph_flows.reasoners.llm_errors import (
     CONTEXT_ERROR,
     describe,
@@ -175,15 +176,27 @@ class ModelClient:
         """Starts the question's clock: every call of it ends by `question_budget_s` from now."""
         ledger.deadline = self.clock() + self.limits.question_budget_s
 
-    def ask(self, ledger: Ledger, system: str, user: str, schema: type[T], *, step: str) -> T:
+    def ask(
+        self,
+        ledger: Ledger,
+        system: str,
+        user: str,
+        schema: type[T],
+        *,
+        step: str,
+        on_text: TextSink | None = None,
+    ) -> T:
+        """`on_text(text so far)`: this question's own view of each reply as it is written (a new call, a
+        retry or a repair, starts its text again); `self.on_text` stays for the doctor's timing."""
         messages = self._messages(system, user)
-        reply = self._call(ledger, messages, schema, step)
+        call = functools.partial(self._call, on_text=on_text)
+        reply = call(ledger, messages, schema, step)
         if reply.truncated and not reply.text.strip() and not reply.args and self._roomier():
             ledger.notes.append(
                 f"{step}: the reply was empty at the output cap (spent on reasoning); asked again with "
                 "twice the cap and low reasoning effort"
             )
-            reply = self._call(ledger, messages, schema, step)
+            reply = call(ledger, messages, schema, step)
         try:
             return parse_reply(reply, schema)
         except BadModelOutput as exc:
@@ -197,7 +210,7 @@ class ModelClient:
                 previous = [AIMessage(reply.text)] if reply.text.strip() else []
                 messages += [*previous, HumanMessage(REPAIR.format(error=exc))]
         try:
-            return parse_reply(self._call(ledger, messages, schema, step), schema)
+            return parse_reply(call(ledger, messages, schema, step), schema)
         except BadModelOutput as exc:
             raise BadModelOutput(f"{exc} (after one repair)") from exc
 
@@ -215,7 +228,15 @@ class ModelClient:
         reserve = 0.0 if step == "compose" else self.limits.compose_reserve_s
         return ledger.deadline - reserve - self.clock()
 
-    def _call(self, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str) -> Reply:
+    def _call(
+        self,
+        ledger: Ledger,
+        messages: list[BaseMessage],
+        schema: type[BaseModel],
+        step: str,
+        *,
+        on_text: TextSink | None = None,
+    ) -> Reply:
         def before_sleep(state: RetryCallState) -> None:
             ledger.retries += 1
             log.warning(
@@ -236,14 +257,20 @@ class ModelClient:
             reraise=True,
         )
         try:
-            return retrying(self._once, ledger, messages, schema, step)
+            return retrying(self._once, ledger, messages, schema, step, on_text)
         except ReasonerError:
             raise
         except Exception as exc:  # provider SDKs raise their own trees; wrapped once, here
-            return self._failed(exc, ledger, messages, schema, step)
+            return self._failed(exc, ledger, messages, schema, step, on_text)
 
     def _failed(
-        self, exc: Exception, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str
+        self,
+        exc: Exception,
+        ledger: Ledger,
+        messages: list[BaseMessage],
+        schema: type[BaseModel],
+        step: str,
+        on_text: TextSink | None,
     ) -> Reply:
         """A call that failed for good: a quirk met by changing the request and asking again, or an error."""
         status, message = status_of(exc), message_of(exc).lower()
@@ -254,7 +281,7 @@ class ModelClient:
         quirk = self._quirk(status, message, exc)
         if quirk:
             ledger.notes.append(f"{step}: {quirk}; sent that way from now on")
-            return self._call(ledger, messages, schema, step)
+            return self._call(ledger, messages, schema, step, on_text=on_text)
         ledger.unavailable = describe(exc)
         raise ModelUnavailable(ledger.unavailable) from exc
 
@@ -275,7 +302,14 @@ class ModelClient:
             return "the server rejects json_schema output; asked for a JSON object instead"
         return None
 
-    def _once(self, ledger: Ledger, messages: list[BaseMessage], schema: type[BaseModel], step: str) -> Reply:
+    def _once(
+        self,
+        ledger: Ledger,
+        messages: list[BaseMessage],
+        schema: type[BaseModel],
+        step: str,
+        question_sink: TextSink | None = None,
+    ) -> Reply:
         if ledger.calls >= self.limits.max_calls:
             raise BudgetSpent(f"call cap {self.limits.max_calls} reached")
         if ledger.tokens >= self.limits.max_tokens:
@@ -297,6 +331,8 @@ class ModelClient:
             written.append(text)
             if sink is not None:
                 sink(step, "".join(written))
+            if question_sink is not None:
+                question_sink("".join(written))
 
         try:
             raw = within(

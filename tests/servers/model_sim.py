@@ -18,7 +18,8 @@ nothing scripted gets a 500.
 
 Streamed requests are answered in each protocol's streaming format (`model_wire`), paced by the server's
 `Profile` (`LAPTOP`: one slot, a cold load, 21 tokens/s); a client that goes away mid-stream is counted in
-`disconnects` (and `disconnected` is set), and generation stops there, as on a real server. `quirks` are
+`disconnects` (and `disconnected` is set), and generation stops there, as on a real server; `finished` records
+when each streamed reply's last piece was sent (`time.monotonic`). `quirks` are
 documented refusals and habits of real servers and models: `no-temperature` (a 400 for any temperature but
 the default, reasoning models), `no-max-tokens` (a 400 for `max_tokens`, OpenAI's reasoning models),
 `max-tokens-only` (older llama.cpp: reads only `max_tokens`), `type-arrays` (a 400 for a schema with
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -138,6 +140,7 @@ class ModelSimulator:
         self._slots = threading.BoundedSemaphore(profile.slots) if profile.slots else None
         self._loaded = False
         self.turns: list[Turn] = []
+        self.finished: list[tuple[Turn, float]] = []  # each streamed reply, when its last piece was sent
         self.unscripted = 0
         self.errors: list[str] = []  # exceptions raised by `respond` (answered with a 500)
         self._queue: deque[Say] = deque()
@@ -560,6 +563,8 @@ def _handler(sim: ModelSimulator) -> type[BaseHTTPRequestHandler]:
                     sim.wait(sim.profile.piece_s())
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
+                with sim._lock:
+                    sim.finished.append((turn, time.monotonic()))
             except (BrokenPipeError, ConnectionResetError):
                 sim.gone()
                 self.close_connection = True

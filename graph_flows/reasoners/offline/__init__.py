@@ -8,10 +8,16 @@ language.py holds the question-reading helpers and weights.py every number they 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from graph_flows.reader.decide import decide
-from graph_flows.reasoners.base import Composition, Lexicon, PlanProposal, ReflectionProposal
+from graph_flows.reasoners.base import (
+    ComposedSentence,
+    Composition,
+    Lexicon,
+    PlanProposal,
+    ReflectionProposal,
+)
 from graph_flows.reasoners.offline import compose, plan, reflect
 from graph_flows.state import Established, Evidence, Plan, TurnRecord
 
@@ -33,8 +39,15 @@ class OfflineReasoner:
         return reflect.reflect(plan, evidence, lexicon, max_seeds=self.max_seeds)
 
     def compose(
-        self, plan: Plan, evidence: Sequence[Evidence], established: Established, *, lexicon: Lexicon
+        self,
+        plan: Plan,
+        evidence: Sequence[Evidence],
+        established: Established,
+        *,
+        lexicon: Lexicon,
+        on_sentences: Callable[[list[ComposedSentence]], None] | None = None,
     ) -> Composition:
+        """Composed at once: nothing to hand on while writing (`on_sentences` is unused)."""
         proposal = compose.compose(plan, evidence, established, lexicon)
         return decide(plan, evidence, proposal, established, lexicon, gate=self.gate, choose=self.choose)
 
