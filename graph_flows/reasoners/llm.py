@@ -9,7 +9,8 @@ time spent) gets the offline reasoner's decision, and the notes say "fallback: o
 A prompt too long for the model's window is asked again with half the passages (twice at most). Composed
 sentences the program rejects (not grounded in their quote, unknown ids) are listed back to the model once;
 when none survives although aspects are established, the step falls back, so a model's failure never reads
-as "not found".
+as "not found". The offline reader runs beside the model as a second reader (`llm_merge`), and the merged
+answer is kept only where the learned reader supports it (`llm_relevance`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from graph_flows.reasoners.llm_mapping import (
 )
 from graph_flows.reasoners.llm_merge import merge_composition, merge_plan, merge_reflection
 from graph_flows.reasoners.llm_partial import GroundedDrafts, SentenceSink
+from graph_flows.reasoners.llm_relevance import held_open, supported, without_instructions
 from graph_flows.reasoners.llm_schemas import ComposeOut, PingOut, PlanOut, ReflectOut
 from graph_flows.reasoners.offline import OfflineReasoner
 from graph_flows.reasoners.offline.reflect import dense_support
@@ -160,8 +162,9 @@ class LLMReasoner:
             ledger.offline_established = second.established
             proposal, added = merge_reflection(proposal, second, plan)
             ledger.offline_added += len(added)
-            ledger.notes.extend(added)
-            step_notes = [*step_notes, *added]
+            proposal, held = held_open(proposal, second, plan, ledger.held)
+            ledger.notes.extend([*added, *held])
+            step_notes = [*step_notes, *added, *held]
         else:  # the step's reflection is the offline reading's own
             ledger.offline_established = proposal.established
         proposal.notes = [*proposal.notes, *step_notes]
@@ -220,16 +223,12 @@ class LLMReasoner:
 
         fallbacks = len(ledger.fallbacks)
         composition, step_notes = self._step(ledger, "compose", ask, offline, notes)
-        if len(ledger.fallbacks) == fallbacks:  # never less than the offline reader answers on its own chains
-            # and where the model established an aspect but wrote nothing grounded, on the model's chains too
-            chains = ledger.offline_established
-            if not composition.sentences:
-                chains = {**established, **ledger.offline_established}
-            own = self.fallback.compose(plan, evidence, chains, lexicon=lexicon)
-            composition, added, count = merge_composition(composition, own)
-            ledger.offline_added += count
-            ledger.notes.extend(added)
+        if len(ledger.fallbacks) == fallbacks:
+            composition, added = self._second_reader(plan, evidence, established, composition, lexicon)
             step_notes = [*step_notes, *added]
+        composition, dropped = without_instructions(composition, evidence)
+        ledger.notes.extend(dropped)
+        step_notes = [*step_notes, *dropped]
         u = ledger.usage()
         total = (
             f"usage: {u['calls']} call(s), {u['tokens']} tokens, {u['retries']} retries, "
@@ -238,6 +237,30 @@ class LLMReasoner:
         )
         composition.notes = [*composition.notes, *step_notes, total]
         return composition
+
+    def _second_reader(
+        self,
+        plan: Plan,
+        evidence: Sequence[Evidence],
+        established: Established,
+        composition: Composition,
+        lexicon: Lexicon,
+    ) -> tuple[Composition, list[str]]:
+        """The model's composition merged with the offline one (`llm_merge`), kept where the learned reader
+        supports it (`llm_relevance`); returns it and the notes, also in the question's ledger."""
+        ledger = self.ledger(plan)
+        # never less than the offline reader answers on its own chains, and where the model established an
+        # aspect but wrote nothing grounded, on the model's chains too
+        own = self.fallback.compose(plan, evidence, ledger.offline_established, lexicon=lexicon)
+        wider = own
+        chains = {**established, **ledger.offline_established}
+        if not composition.sentences and chains != ledger.offline_established:
+            wider = self.fallback.compose(plan, evidence, chains, lexicon=lexicon)
+        merged, added, count = merge_composition(composition, wider)
+        merged, judged = supported(plan, evidence, merged, own, lexicon)
+        ledger.offline_added += count
+        ledger.notes.extend([*added, *judged])
+        return merged, [*added, *judged]
 
     # ------------------------------------------------------------------ shared
     def _passages(

@@ -30,6 +30,7 @@ class Ledger:
     fallbacks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     flagged: set[str] = field(default_factory=set)  # evidence ids already noted as instruction-like
+    held: set[str] = field(default_factory=set)  # aspects held open a round (`llm_relevance.held_open`)
 
     @property
     def tokens(self) -> int:

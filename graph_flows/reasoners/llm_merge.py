@@ -23,7 +23,8 @@ never less than either:
   something the model's do not (a value, or nearly all the words of one model sentence citing the same
   passage) follow the model's sentences. Where only the model establishes an aspect, its answer stands alone.
 
-The model's own claims are never removed here: they passed grounding. Every addition is a trace note
+The model's own claims are never removed here: they passed grounding; whether they answer the question is
+`llm_relevance`'s to judge, after the merge. Every addition is a trace note
 ("second reader: ...") and counted in the question's usage (`offline_added`); a step the model failed is a
 fallback, not a merge.
 """

@@ -103,8 +103,9 @@ def test_the_over_establishing_model_never_posts_the_injection_nor_a_hidden_docu
     """The model that establishes every aspect on whatever it is shown, over the unanswerable and permission
     questions: no posted answer holds the injected sentence (the model quotes it when shown the page: its chain
     is dropped as irrelevant, and a quote of it is rejected, `test_llm_validation`) or cites a document the
-    asker may not open. (How many unanswerable questions stay declined is measured in
-    the report: relevance beyond the program's passage relevance is the calibrated reader's to judge.)"""
+    asker may not open. Where the offline reader declines after its own search, the model's faithful but
+    off-question answer is withheld unless the learned scorer supports it (`llm_relevance`): the unanswerable
+    questions stay declined, and so does every permission question whose asker may not open the answer."""
     over = OverEstablishing()
     sim.respond = over
     reasoner = _reasoner(sim)
@@ -115,5 +116,9 @@ def test_the_over_establishing_model_never_posts_the_injection_nor_a_hidden_docu
     assert len(run.items) == 31 and over.written  # it composed, though it never got to quote the injection
     assert all(INJECTED.lower() not in r.answer_text.lower() for r in run.items)
     assert run.records[0].extra["forbidden"] == 0
-    declined = [r.id for r in run.items if r.kind == "permission" and r.declined and r.correct]
-    assert len(declined) >= 5  # the program's relevance drops chains it finds irrelevant (2 before)
+    unanswerable = [r for r in run.items if r.kind == "unanswerable"]
+    assert len(unanswerable) == 15
+    assert sum(1 for r in unanswerable if r.declined and r.correct) >= 14  # 1 of 15 before the relevance rule
+    due = {i.id for i in load_eval(DEFAULT_EXAMPLES / "eval.jsonl") if i.kind == "permission" and i.decline}
+    hidden = [r for r in run.items if r.id in due]
+    assert len(hidden) == 8 and all(r.declined and r.correct for r in hidden)  # 5 of 8 before
