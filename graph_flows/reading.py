@@ -297,19 +297,6 @@ def child_of(text: str, name: str) -> bool:
     )
 
 
-# "what nationality", "which country ... from": after a hop to the person, the adjective before what they are
-# says it ("an Austrian-American film composer", "a German doctor"); after an article, so a first name ending
-# alike ("a son of Brian") is not one. The film's own "an American film" is the film's, not its director's.
-NATIONALITY_WORDS = frozenset(["nation", "countri", "citizenship"])
-_DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|ch|i)(?:[-–]\s?[A-Z][a-z]+)*")
-_NATIONALITY = re.compile(rf"\b(?:an?|the)\s+(?:[a-z]+\s+)?{_DEMONYM.pattern}\s+[a-z]")
-
-
-def says_nationality(sentence: str) -> bool:
-    """Whether a sentence says what country someone is from by its adjective ("a Swedish film director")."""
-    return bool(_NATIONALITY.search(sentence))
-
-
 _WORD = re.compile(r"[\w'’.-]+|[,;:()]")
 # the next clause names the next role ("directed by A and written by B"); a comma may open an apposition
 # ("married to Polish Nobel laureate, Wisława Szymborska")
@@ -317,12 +304,6 @@ _WORD = re.compile(r"[\w'’.-]+|[,;:()]")
 _BREAKS = frozenset([";", ":", "(", ")", "and", "or", "but", "while", "with", "featuring", "starring", "as"])
 _BINDING_REACH = 8  # words from a role word ("directed", "composer") to the name that fills it
 _POSSESSIVE = re.compile(r"['’]s?$")
-
-
-def _describes(words: list[str], j: int) -> bool:
-    """A capitalised adjective before what someone is ("American rapper Nicki Minaj"): not the name."""
-    after = words[j + 1] if j + 1 < len(words) else ""
-    return bool(_DEMONYM.fullmatch(words[j])) and after[:1].islower()
 
 
 def _role_bound(
@@ -347,10 +328,8 @@ def _role_bound(
             if (
                 words[j][:1].isupper()
                 and low[j] not in STOPWORDS
-                and not _in_a_date(
-                    words, j
-                )  # "born 17 January 1969": a date fills no role ("August Rush" may)
-                and not _describes(words, j)
+                # "born 17 January 1969": a date fills no role ("August Rush" may)
+                and not _in_a_date(words, j)
             ):
                 bound.add(j)
     return bound
@@ -925,7 +904,6 @@ TYPED_KINDS = QUANTITY_KINDS | {"person", "place", "version"}  # answered by a s
 
 _PLACE = re.compile(
     r"\b(?:in|at|near|from|to|of|outside)\s+(?:the\s+)?[A-Z][\w'’-]+|"
-    r"\b[A-Z][a-z]+(?:an|ian|ish|ese|ic|i)\b(?=\s+[a-z])|"
     r"\b(?i:location|city|country|site|address|hq|headquarters|based|office|region)\s*:\s*[A-Z]"
 )
 
@@ -975,8 +953,8 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
     if kind == "version":
         return bool(_VERSION_NUMBER.search(sentence))
     if kind == "place":
-        # a place is named after "in", "at", "near", "from" ("born in Tupelo"), or by its people ("an English
-        # actor"); any capitalised word would take every name of a person for a place
+        # a place is named after "in", "at", "near", "from" ("born in Tupelo"); any capitalised word would take
+        # every name of a person for a place
         return bool(_PLACE.search(sentence))
     if kind == "person":  # a capitalised word inside the sentence, not a month or a day ("since April 2023")
         return any(

@@ -18,7 +18,6 @@ from typing import Any
 from connectors.text import STOPWORDS, TICKET_KEY, normalise, tokens
 from graph_flows.reading import (
     DIMENSIONS,
-    NATIONALITY_WORDS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     YEAR,
@@ -63,7 +62,6 @@ from graph_flows.reasoners.offline.reflect import (
     mention_unit,
     mentions_all,
     names_set_aside,
-    nationality_unit,
     readable_units,
     says_any,
 )
@@ -129,14 +127,6 @@ def compose(
                     or {t: v for t, v in weights.items() if t not in named}
                     or weights
                 )
-                of_another = not is_entity_passage(e, aspect["entities"])
-                if of_another and weights.keys() & NATIONALITY_WORDS:
-                    # "what nationality is the director": the adjective before what they are, where the
-                    # document says it first
-                    said = nationality_unit(sorted(same_document(e, evidence), key=_chunk_order))
-                    if said:
-                        say(*said, aspect["id"])
-                        continue
             else:
                 # a clause picking out the occasion ("whose Reno site went down") found the document; the rest
                 # of the question picks the unit

@@ -447,22 +447,8 @@ def of_another_place(text: str, kind: str, relation: Container[str]) -> bool:
     return False
 
 
-# "the country containing Nugegoda", "the state where Pocahontas Mounds is": a country or state the question picks
-# out to ask something of it (the kinds a page names by name, adjective or address); "which country is the
-# director from", "the same country", "the country of citizenship of X" ask for the country itself
-_BRIDGING_PLACE = re.compile(
-    r"(?<!same )\bthe\s+(country|state|province)\b(?!\s+of\s+(?:citizenship|origin|birth|nationality))", re.I
-)
-
-
-def bridging_place(question: str) -> str | None:
-    """The kind of place the question picks out on the way to what it asks ("the country containing X")."""
-    m = _BRIDGING_PLACE.search(question)
-    return m.group(1).lower() if m else None
-
-
 # "the association which published X", "the man who directed X": the verb of a relative clause about an agent
-# (a place's "where ... is located" is `bridging_place`'s; "who was born" names no role)
+# ("who was born" names no role)
 _AGENT_CLAUSE = re.compile(
     r"\b(?:which|that|who)\s+(?:also\s+)?(?!(?:is|was|are|were|has|had|have)\b)([a-z]+ed)\b"
 )

@@ -25,7 +25,6 @@ from graph_flows.reading import (
     LIFE_EVENTS,
     MONTHS,
     NAMED_KINDS,
-    NATIONALITY_WORDS,
     QUANTITY_KINDS,
     STEP_SAID_AS,
     TYPE_NOUNS,
@@ -44,7 +43,6 @@ from graph_flows.reading import (
     role_filled_by_another,
     role_filler_names,
     role_fillers,
-    says_nationality,
     shows_type,
     states_duration,
     stem,
@@ -55,13 +53,6 @@ from graph_flows.reading import (
 )
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.countries import (
-    adjectives_of,
-    countries_by_adjective,
-    countries_named,
-    places_in,
-    provinces_named,
-)
 from graph_flows.reasoners.offline.language import (
     CAPITAL,
     POSSESSIVE,
@@ -69,7 +60,6 @@ from graph_flows.reasoners.offline.language import (
     agent_roles,
     asked_class,
     asked_head,
-    bridging_place,
     constraint_words,
     of_another_place,
     ordinal_asked,
@@ -87,11 +77,8 @@ from graph_flows.state import Evidence, Gap
 
 
 def is_common_name(name: str, lexicon: Lexicon) -> bool:
-    """A name most pages say ("United States", or "American" for it): the idf of its rarest word is low."""
-    return any(
-        max((lexicon.idf(t) for t in terms(said)), default=0.0) < w.COMMON_NAME
-        for said in (name, *adjectives_of(name))
-    )
+    """A name most pages say ("United States"): the idf of its rarest word is low."""
+    return max((lexicon.idf(t) for t in terms(name)), default=0.0) < w.COMMON_NAME
 
 
 def dense_support(similarity: float) -> float:
@@ -292,8 +279,8 @@ def reflect(
             if (named := [c for c in constraints if _says_name(clause, c)])
             and not any(_mentions(e, c) for c in named for e in evidence)
         ]
-        # ... and so is any name the question gives that nothing read says ("the country containing Nugegoda",
-        # where every page read is about the British Empire): searched by itself, it finds the pages saying it
+        # ... and so is any name the question gives that nothing read says: searched by itself, it finds the
+        # pages saying it
         unseen = [c for c in constraints if not any(_mentions(e, c) for e in evidence)]
         if unseen and not clause_queries:
             clause_queries.append(" ".join(unseen))
@@ -316,13 +303,6 @@ def reflect(
         if filled:
             # "published by the American Psychological Association": what is asked of the association
             bridges.append((filled, [t for t in weights if t not in occasion and t not in entity_terms]))
-        if (kind := bridging_place(asked)) and (
-            found := _place_bridge(kind, aspect, constraints, evidence, lexicon)
-        ):
-            # what is asked of the place, less what the passage naming it says ("Sri Lanka leave British Empire")
-            place, e = found
-            said = read(e, weights, total).anywhere
-            bridges.append((place, [t for t in weights if t != stem(kind) and t not in said]))
         for name, unsaid in bridges:
             bridge_queries.append(f"{name} {' '.join(words_for(asked, unsaid))}")
             if name not in candidates:
@@ -492,30 +472,6 @@ def _role_bridge(
                     n for n in role_filler_names(unit.text, roles) if not term_set(n) & entity_terms
                 ]:
                     return names[0]
-    return None
-
-
-def _place_bridge(
-    kind: str,
-    aspect: dict[str, Any],
-    constraints: Sequence[str],
-    evidence: Sequence[Evidence],
-    lexicon: Lexicon,
-) -> tuple[str, Evidence] | None:
-    """ "The country containing Nugegoda": the country a passage saying the question's rarest name names ("a
-    suburb in Colombo, Sri Lanka"), not one the question names itself ("the British Empire"); a state or
-    province the way an address gives it ("Hinds County, Mississippi"). With the passage naming it."""
-    names = [*aspect["entities"], *constraints]
-    if not names:
-        return None
-    rarest = max(names, key=lambda n: max((lexicon.idf(t) for t in terms(n)), default=0.0))
-    named = countries_named if kind == "country" else provinces_named
-    own = set(named(aspect["text"]))
-    for e in evidence:
-        if _mentions(e, rarest):
-            for place in named(f"{e['title']}. {e['text']}"):
-                if place not in own:
-                    return place, e
     return None
 
 
@@ -793,13 +749,7 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
             name, number = numbered.groups()
             return any(re.search(rf"\b{name}[\s-]?{number}\b", text, re.I) for text in texts)
         # "d'evreux" is read as "d" and "evreux", "fen-7" as "fen" and "7", "fishin'" as "fishin"
-        return (
-            word in found
-            or stem(word) in stems
-            or any(part in found for part in re.split(r"[-'’]", word))
-            # a country is placed by its other names and its provinces ("the county of Cumbria": the UK)
-            or any(all(t in found for t in place) for place in places_in(word))
-        )
+        return word in found or stem(word) in stems or any(part in found for part in re.split(r"[-'’]", word))
 
     return all(mentioned(word) for word in words)
 
@@ -943,9 +893,8 @@ def best_chain_for(
                 if shared is None and fillers[root]:
                     # the name the page gives the asked role is a name whatever follows it, and may carry the
                     # class the question asks for ("the association which published": "published by the
-                    # American Psychological Association on behalf of ..."; "premiered in France on 31 August"),
-                    # where it is the clause's agent or a country: a director named by two films' pages is no
-                    # bridge from one film to the other
+                    # American Psychological Association on behalf of ..."), where it is the clause's agent: a
+                    # director named by two films' pages is no bridge from one film to the other
                     loose = shared_name(
                         by_id[root],
                         by_id[eid]["title"],
@@ -953,9 +902,7 @@ def best_chain_for(
                         set(weights) - {stem(t) for t in fillers[root]},
                         loose=True,
                     )
-                    if loose and (
-                        same_name(loose[0], role_filled or "") or loose[0] in countries_named(loose[0])
-                    ):
+                    if loose and same_name(loose[0], role_filled or ""):
                         shared = loose
                 if shared is None or (common_name is not None and common_name(shared[0])):
                     continue  # a name half the pages say ("United States") picks out no bridge
@@ -976,11 +923,7 @@ def best_chain_for(
             continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
-        # "what nationality is X's husband": said of the person a hop reaches, never of X
-        of_another = hop and chain[-1] not in entity_roots
-        reading = (
-            answering_reading(readings, chain, weights, total, kind, of_another) if hop else readings[eid]
-        )
+        reading = answering_reading(readings, chain, weights, total, kind) if hop else readings[eid]
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
@@ -1014,7 +957,7 @@ def best_chain_for(
             missing = [
                 t
                 for t, v in relation.items()
-                if v >= w.INFORMATIVE * top and t not in found and not _shown(reading.best, t, of_another)
+                if v >= w.INFORMATIVE * top and t not in found and not shows_type(reading.best, t)
             ]
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
@@ -1197,30 +1140,12 @@ def row_values(text: str) -> str:
     return UNIT_SEPARATOR.join(cell.partition(": ")[2] or cell for cell in text.split(UNIT_SEPARATOR))
 
 
-def _shown(text: str, term: str, of_another: bool) -> bool:
-    """A type noun of the question is held by a unit showing that type ("email": an address); a nationality
-    only where the unit is about the person a hop reached ("a Swedish director"), never the named film's own
-    "an American film"."""
-    if term in NATIONALITY_WORDS:
-        return of_another and says_nationality(text)
-    return shows_type(text, term)
-
-
-def nationality_unit(parts: Sequence[Evidence]) -> tuple[str, str] | None:
-    """The first unit of the passages saying what country their person is from ("a Swedish film director"),
-    with its passage's id."""
-    return next(
-        ((u.text, e["id"]) for e in parts for u in readable_units(e) if says_nationality(u.text)), None
-    )
-
-
 def answering_reading(
     readings: dict[str, Reading],
     chain: list[str],
     weights: dict[str, float],
     total: float,
     kind: str,
-    of_another: bool = True,
 ) -> Reading:
     """After a hop the last passage answers what the earlier links leave unsaid: its unit is read against the
     rest of the question ("the brackets whose missing sign-off delayed Web 7.1" is the bridge's; "which vendor
@@ -1231,17 +1156,8 @@ def answering_reading(
     if not rest:
         return last
     onward = read(last.evidence, rest, total, kind)
-    if not onward.covered and of_another and rest.keys() & NATIONALITY_WORDS:
-        # "what nationality is the director": the person's page says it by an adjective ("a Swedish director")
-        said = nationality_unit([last.evidence])
-        onward = replace(onward, best=said[0]) if said else onward
-    # an address the rest asks for ("who do I email") is said by a unit showing one (so is "which database"); a
-    # nationality by its word
-    shown = frozenset(
-        t
-        for t in rest
-        if (TYPE_NOUNS.get(t) in NAMED_KINDS or t in NATIONALITY_WORDS) and _shown(onward.best, t, of_another)
-    )
+    # an address the rest asks for ("who do I email") is said by a unit showing one (so is "which database")
+    shown = frozenset(t for t in rest if TYPE_NOUNS.get(t) in NAMED_KINDS and shows_type(onward.best, t))
     if onward.coverage <= 0 and not shown:
         return last
     covered = onward.covered | shown
@@ -1435,25 +1351,14 @@ def shared_name(
     """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
     whole name of its own, and not one of the question's words: the bridge a page names without a page of
     its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
-    # a country said by its adjective is that country ("the Finnish markka", "Finland's entry")
-    titled = [
-        n
-        for n in [*_proper_names(title, title=True), *countries_by_adjective(title)]
-        if not term_set(n) & asked
-    ]
+    titled = [n for n in _proper_names(title, title=True) if not term_set(n) & asked]
     names = [
-        n
-        for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose), *countries_by_adjective(said)])
-        if not term_set(n) & asked
+        n for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose)]) if not term_set(n) & asked
     ]
     for unit in readable_units(e) if names else []:
-        here = (*_proper_names(unit.text, loose=loose), *countries_by_adjective(unit.text))
+        here = _proper_names(unit.text, loose=loose)
         # a name the other page is titled by is a name wherever it stands ("Kansas in the 19th century")
-        near = (
-            (*_proper_names(unit.text, loose=True), *countries_by_adjective(unit.text))
-            if titled and not loose
-            else here
-        )
+        near = _proper_names(unit.text, loose=True) if titled and not loose else here
         # read loosely, a person's surname alone is their name where one page gives it whole ("Ed Sheeran",
         # then "Sheeran and Wadge began writing")
         surnames = {n.split()[-1]: n for n in here if len(n.split()) == 2} if loose else {}
