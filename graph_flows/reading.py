@@ -127,12 +127,6 @@ _DERIVATIONS = {
     "given": "give",
     "built": "build",
     "brought": "bring",
-    # a spouse is said as the wife, the husband or the marriage ("his wife, actress Maureen O'Sullivan")
-    "wife": "spous",
-    "wive": "spous",
-    "husband": "spous",
-    "marri": "spous",
-    "marriag": "spous",
     # a unit of measure and its symbol ("how many kilos": "600 kg")
     "kilo": "kg",
     "kilogram": "kg",
@@ -256,18 +250,9 @@ def also_said(text: str) -> frozenset[str]:
     return _month_words(text) | _initialisms(text)
 
 
-# A relation said from the other side: "X is the son of Y" says who X's father (or mother) is, "X reports to Y"
-# who X's manager is. General English, like the derivations: which parent the page cannot say, so both are read.
-_BETWEEN_PEOPLE = [
-    (
-        re.compile(r"\b(?:sons?|daughters?|child|children|heirs?)\s+of\b|\bborn\s+to\b", re.I),
-        ("father", "mother", "parent"),
-    ),
-    (re.compile(r"\b(?:fathers?|mothers?|parents?)\s+of\b", re.I), ("child", "son", "daughter")),
-    (re.compile(r"\bmarried\b|\b(?:wife|husband|widow|widower)\s+of\b", re.I), ("spouse", "wife", "husband")),
-    (re.compile(r"\b(?:brothers?|sisters?|siblings?)\s+of\b", re.I), ("brother", "sister", "sibling")),
-    (re.compile(r"\breports?\s+to\b", re.I), ("manager",)),
-]
+# A relation said from the other side: "X reports to Y" says who X's manager is. General English, like the
+# derivations.
+_BETWEEN_PEOPLE = [(re.compile(r"\breports?\s+to\b", re.I), ("manager",))]
 _BETWEEN_THINGS = [
     # "X was replaced by Y": X came before Y, as "what preceded Y" asks
     (
@@ -280,21 +265,11 @@ _CONVERSES = [*_BETWEEN_PEOPLE, *_BETWEEN_THINGS]
 
 @lru_cache(maxsize=100_000)  # every unit of every candidate passage is read with it
 def converses(text: str, *, people: bool = True) -> frozenset[str]:
-    """The relations a text says from the other side (\"the son of Y\": Y is a father or a mother). Without
-    `people`, only those between things: which way a relation between people runs is read along a chain's hops,
-    never off one sentence ("X, son of Y" answers "who is X's father", not "who is Y's father")."""
+    """The relations a text says from the other side ("X reports to Y": Y is a manager). Without `people`, only
+    those between things: which way a relation between people runs is never read off one sentence ("X reports
+    to Y" answers "who is X's manager", not "who is Y's manager")."""
     said = _CONVERSES if people else _BETWEEN_THINGS
     return frozenset(word for pattern, words in said if pattern.search(text) for word in words)
-
-
-def child_of(text: str, name: str) -> bool:
-    """The text says someone is the child of `name` ("the eldest son of Reginald I of Guelders")."""
-    key = normalise(name)
-    return bool(key) and bool(
-        re.search(
-            rf"\b(?:sons?|daughters?|child|children|heirs?) of (?:the )?{re.escape(key)}\b", normalise(text)
-        )
-    )
 
 
 _WORD = re.compile(r"[\w'’.-]+|[,;:()]")
@@ -374,49 +349,6 @@ def role_fillers(text: str, roles: frozenset[str] | set[str]) -> frozenset[str]:
     words = _WORD.findall(text)
     low = [normalise(wd) for wd in words]
     return frozenset(low[j] for j in _role_bound(words, low, roles, set(), in_names=False))
-
-
-# A kinship word made of two relations: pages say each step ("the son of Y", "married Z"), seldom the whole
-# ("paternal grandfather"), so the question is read as the steps, one hop each.
-_KIN_STEPS = {
-    "paternal grandfather": ("father", "father"),
-    "paternal grandmother": ("father", "mother"),
-    "maternal grandfather": ("mother", "father"),
-    "maternal grandmother": ("mother", "mother"),
-    "father-in-law": ("spouse", "father"),
-    "mother-in-law": ("spouse", "mother"),
-    "stepmother": ("father", "spouse"),
-    "stepfather": ("mother", "spouse"),
-    "uncle": ("parent", "brother"),  # a parent's brother: which parent, the pages say
-    "aunt": ("parent", "sister"),
-}
-# said of someone ("X's stepmother", "the father-in-law of X"), in lower case: "The Stepmother (film)" is a title
-_KIN = re.compile(r"(?:['’]s\s+|\b(?i:the)\s+)(" + "|".join(re.escape(k) for k in _KIN_STEPS) + r")\b")
-
-
-# a step the pages may say as either relation ("his mother was Ida", "the son of Eustace II")
-STEP_SAID_AS = {"parent": ("father", "mother", "parent")}
-
-
-def kin_steps(question: str) -> tuple[str, tuple[str, ...]] | None:
-    """The kinship word a question asks for and the relations it is made of, one per hop ("X's paternal
-    grandfather": X's father's father), if it asks for one."""
-    m = _KIN.search(question)
-    return (m.group(1), _KIN_STEPS[m.group(1)]) if m else None
-
-
-_RELATIVES = "father|mother|husband|wife|spouse|son|daughter|brother|sister"
-# "X's father", "the mother of X": a relative of someone named (not "the spouse of the director", not an in-law)
-_RELATIVE_OF_NAME = re.compile(
-    rf"[\w.)]['’]s\s+({_RELATIVES})\b(?!-)|\b(?i:the)\s+({_RELATIVES})\s+of\s+(?=[A-Z])"
-)
-
-
-def relative_asked(question: str) -> str | None:
-    """The relative of someone named that a question asks about ("where did X's father die": "father"): their
-    page answers, reached from the named one's page, which names them."""
-    m = _RELATIVE_OF_NAME.search(question)
-    return (m.group(1) or m.group(2)) if m and kin_steps(question) is None else None
 
 
 _ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")

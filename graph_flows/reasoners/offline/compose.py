@@ -23,7 +23,6 @@ from graph_flows.reading import (
     YEAR,
     Unit,
     asked_dimension,
-    converses,
     corrected,
     has_answer_shape,
     holds,
@@ -113,10 +112,6 @@ def compose(
                     for text, cited in listed:
                         say(text, cited, aspect["id"])
                     continue
-            stated = _last_step(aspect, e, evidence) if len(chain) > 1 else None
-            if stated:
-                say(*stated, aspect["id"])  # "the son of Charles I and Zita": the father's mother
-                continue
             if len(chain) > 1:
                 # after a hop the question's own names belong to the first link; this passage answers the
                 # relation ("the father's place of death"), so the relation's words pick its unit
@@ -660,19 +655,6 @@ def corrections(picked: Sequence[tuple[Unit, str]], parts: Sequence[Evidence]) -
                 said.add(normalise(unit.text))
                 out.append((unit, e["id"]))
     return out[:1]
-
-
-def _last_step(aspect: dict[str, Any], e: Evidence, evidence: Sequence[Evidence]) -> tuple[str, str] | None:
-    """The first sentence of the last page of a kinship chain that states the last step, from either side
-    ("the son of Charles I and Zita" says who his mother is): the answer to "X's paternal grandmother"."""
-    step = stem(aspect.get("steps", [""])[-1])
-    for part in same_document(e, evidence) if step else []:
-        for unit in readable_units(part):
-            if holds(term_set(unit.text) | converses(unit.text), step) and has_answer_shape(
-                unit.text, "person"
-            ):
-                return unit.text, part["id"]
-    return None
 
 
 def named_passages(

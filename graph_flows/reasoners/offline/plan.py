@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from connectors.text import TICKET_KEY, dedupe, normalise
-from graph_flows.reading import STEP_SAID_AS, answer_type, kin_steps, question_terms, relative_asked, terms
+from graph_flows.reading import answer_type, question_terms, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
@@ -45,25 +45,6 @@ def _part_aspect(i: int, part: str, entities: Sequence[str], lexicon: Lexicon) -
         "answer_type": answer_type(asked),
         "question": part,
     }
-
-
-def _by_steps(aspect: Aspect) -> Aspect:
-    """A kinship word made of relations ("X's paternal grandfather") is asked as its steps: each relation's
-    word, and one hop per step (X's page names the father; the father's page names his). Something asked of a
-    relative ("where did X's father die") is read on the relative's page, one hop from X's."""
-    kin = kin_steps(aspect["text"])
-    if kin is None:
-        relative = relative_asked(aspect["text"])
-        # "who is X's father" is answered on X's page; "where did X's father die" on the father's
-        if relative is None or answer_type(aspect["text"]) == "person":
-            return aspect
-        return {**aspect, "of_relative": relative}
-    word, steps = kin
-    composed = set(terms(word))
-    kept = [t for t in aspect["terms"] if t not in composed]
-    # a step said either way ("parent": his mother, the son of) is checked on the hop, not asked as a word
-    said = [step for step in steps if step not in STEP_SAID_AS]
-    return {**aspect, "terms": dedupe([*kept, *terms(" ".join(said))]), "steps": list(steps)}
 
 
 def _stands_alone(word: str, question: str) -> bool:
@@ -173,7 +154,6 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         if len(parts) > 1:
             # one message, several questions: each is established (or left open) on its own
             aspects = [_part_aspect(i, part, entities, lexicon) for i, part in enumerate(parts)]
-        aspects = [_by_steps(a) for a in aspects]
     set_aside = excluded_names(effective, entities)
     if set_aside and not sides:
         # "besides Northwind, has any other customer...": not a name the answer must carry, one it must not

@@ -26,14 +26,12 @@ from graph_flows.reading import (
     MONTHS,
     NAMED_KINDS,
     QUANTITY_KINDS,
-    STEP_SAID_AS,
     TYPE_NOUNS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     Unit,
     also_said,
     asks_duration,
-    child_of,
     converses,
     has_answer_shape,
     holds,
@@ -211,8 +209,6 @@ def reflect(
             occasion,
             member_class,
             called,
-            aspect.get("steps", []),
-            aspect.get("of_relative"),
             lambda name: is_common_name(name, lexicon),
             picked_place(asked),
             None if plan.get("comparison") else ordinal_asked(asked),
@@ -602,7 +598,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
         key = (round(cov, 6), len(types), has_answer_shape(unit.text, kind))
         if key > best_key:
             best, best_cov, best_terms, best_key = unit.text, cov, covered, key
-    # a hop's relation may be said from the other side ("X was the son of Y" says who X's father is)
+    # a hop's relation may be said from the other side ("X reports to Y" says who X's manager is)
     everywhere = term_set(e["text"]) | term_set(e["title"]) | converses(e["text"])
     # a type noun is not a word to cover (it would lift every dated passage), but the relation it asks for is
     # there when the passage shows the type: "the date of death" is met by a page with dates
@@ -778,8 +774,6 @@ def best_chain_for(
     clause: frozenset[str] = frozenset(),
     member_class: str | None = None,
     called: Mapping[str, Sequence[str]] | None = None,
-    steps: Sequence[str] = (),
-    of_relative: str | None = None,
     common_name: Callable[[str], bool] | None = None,
     place: str | None = None,
     ordinal: str | None = None,
@@ -855,13 +849,10 @@ def best_chain_for(
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
         as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
         a page about something else that names it too ("Prague astronomical clock"). Where the page gives
-        the asked role to someone ("directed by Alexander Korda"), the bridge is them; a relative's facts
-        are on their own page, reached by the relation."""
+        the asked role to someone ("directed by Alexander Korda"), the bridge is them."""
         if kind == "list" or comparison or best[1] >= w.ESTABLISHED:
             return
         yield from clause_pairs()
-        if steps or of_relative:
-            return
         fillers: dict[str, frozenset[str]] = {}
         # the named page, or a page it leads to by a hop or by naming it ("Brother" names Pearl Jam, whose
         # page says "formed in Seattle"): the one naming the bridge
@@ -1067,13 +1058,6 @@ def best_chain_for(
         # the role asked of the next page, not one the clause says ("located in counties of Iowa")
         if asked_relation and any(
             _gives_role_to_another(by_id[link], by_id[nxt], asked_relation) for link, nxt in pairwise(chain)
-        ):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if steps and not _takes_steps(chain, steps, by_id, entity_roots):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        # the relative's own page answers, reached from X's by that relation
-        if of_relative and not (
-            len(chain) > 1 and _takes_steps(chain[:2], [of_relative], by_id, entity_roots)
         ):
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if ordinal and not says_ordinal(reading.best, ordinal):
@@ -1401,26 +1385,6 @@ def _gives_role_to_another(e: Evidence, nxt: Evidence, relation: Mapping[str, fl
     own = term_set(e["title"])  # "Woman by Woman: ...": a word of the page's own name is no role
     roles = frozenset(t for t in relation if not holds(own, t))
     return all(role_filled_by_another(unit, name, roles) for name in names)
-
-
-def _takes_steps(
-    chain: list[str], steps: Sequence[str], by_id: dict[str, Evidence], entity_roots: set[str]
-) -> bool:
-    """A chain answers "the father's father" when it starts at the named one's page and each hop is one step:
-    the link names the next as that relation ("the son of Robert II": a father), and the next is no child of
-    the link ("the son of Reginald I" on the next page goes down the family, not up)."""
-    if len(chain) < len(steps) or (entity_roots and chain[0] not in entity_roots):
-        return False
-    for (link, nxt), step in zip(pairwise(chain), steps, strict=False):
-        # the unit naming the next page, or the one naming the person both pages name ("the second wife of
-        # Louis Armstrong" before his single's page)
-        said = bridge_unit(by_id[link], by_id[nxt]) or mention_unit(by_id[link], by_id[nxt]) or ""
-        held = term_set(said) | converses(said)
-        if not any(holds(held, stem(word)) for word in STEP_SAID_AS.get(step, (step,))) or child_of(
-            by_id[nxt]["text"], by_id[link]["title"]
-        ):
-            return False
-    return True
 
 
 def _mentions(e: Evidence, name: str) -> bool:

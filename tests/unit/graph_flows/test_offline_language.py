@@ -14,17 +14,14 @@ from graph_flows.checks import about_siblings, find_conflicts, successor_of
 from graph_flows.reading import (
     answer_type,
     asked_dimension,
-    child_of,
     has_answer_shape,
     holds,
-    kin_steps,
     life_year,
     lifetime,
     only_a_year,
     precise_date,
     question_terms,
     raises_a_question,
-    relative_asked,
     role_filled_by_another,
     role_filler_names,
     role_fillers,
@@ -1684,73 +1681,6 @@ def test_who_lived_longer_compares_the_lengths_of_the_life_spans() -> None:
     assert said.sentences[-1].text.startswith("So the answer is Ola Brenn: 68 years")
 
 
-@pytest.mark.parametrize(("relation", "hops"), [("the daughter of", True), ("the sister of", False)])
-def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: bool) -> None:
-    question = "When did Ines Vale's father die?"
-    ines = _evidence(
-        "E1", "doc:Ines Vale", "Ines Vale", f"Ines Vale (1901–1977) was a painter, {relation} Tor Vale."
-    )
-    # found by its name, not by a hop from her page
-    tor = _evidence("E2", "doc:Tor Vale", "Tor Vale", "Tor Vale (1870–1931) was a shipwright.")
-    lexicon = _Seen(["Ines Vale", "Tor Vale"])
-    proposal = plan(question, [], lexicon).__dict__
-    found = reflect(proposal, [ines, tor], lexicon, max_seeds=3).established  # type: ignore[arg-type]
-    # "the daughter of Tor Vale" says who her father is; a sister's brother is no father
-    assert (found == {"a1": ["E1", "E2"]}) is hops
-
-
-@pytest.mark.parametrize(
-    ("question", "steps"),
-    [
-        ("Who is Ines Vale's paternal grandmother?", ("father", "mother")),
-        ("who is the father-in-law of the glassblower?", ("spouse", "father")),
-        ("Who is Tor Vale's maternal grandfather?", ("mother", "father")),
-        ("Who is the uncle of Bo Vale?", ("parent", "brother")),  # a parent's brother, either parent
-        ("Who is Tor Vale's father?", None),  # one step: no hop beyond the father's own mention
-        ("When was the director of film The Stepmother (1972 Film) born?", None),  # a title, not a relation
-    ],
-)
-def test_a_kinship_word_is_read_as_its_steps(question: str, steps: tuple[str, ...] | None) -> None:
-    found = kin_steps(question)
-    assert (found[1] if found else None) == steps
-    aspect = plan(question, [], _Seen(["Ines Vale", "Tor Vale"])).aspects[0]
-    assert aspect.get("steps") == (list(steps) if steps else None)
-    if steps:  # the composed word is no word a page must say; each step's is
-        assert "grandfath" not in aspect["terms"] and steps[-1] in aspect["terms"]
-
-
-VALE_FAMILY = {
-    "Ines Vale": "Ines Vale (1901–1977) was a painter, the daughter of Tor Vale and Alma Rusk.",
-    "Tor Vale": "Tor Vale (1870–1931) was a shipwright, the son of Ivar Vale and Signe Berg.",
-    # her son names her: a hop to him goes down the family, not up
-    "Bo Vale": "Bo Vale (1925–1990) was a fisherman, the son of Ines Vale.",
-}
-
-
-@pytest.mark.parametrize("question", ["Who is Ines Vale's paternal grandfather?", "Who is Bo Vale's father?"])
-def test_a_kinship_chain_goes_up_one_step_per_page(question: str) -> None:
-    read = _Read(question, VALE_FAMILY)
-    if "grandfather" in question:
-        # her page names her father; his page names his: one page alone names one of them
-        assert read.found == {"a1": ["E1", "E2"]} and "Ivar Vale" in read.said
-    else:
-        assert "Ines Vale" in read.said  # a plain relation is still read from the one page
-
-
-def test_an_uncle_is_a_parents_brother_whichever_parent_the_page_names() -> None:
-    family = {
-        "Bo Vale": "Bo Vale (1925–1990) was a fisherman. His mother was Ines Vale.",
-        "Ines Vale": "Ines Vale (1901–1977) was a painter. She was the younger sister of Ivo Vale.",
-    }
-    read = _Read("Who is Bo Vale's uncle?", family)
-    assert read.found == {"a1": ["E1", "E2"]} and "Ivo Vale" in read.said
-
-
-def test_a_child_is_told_from_a_parent() -> None:
-    assert child_of("Bo Vale was the eldest son of Ines Vale.", "Ines Vale")
-    assert not child_of("Ines Vale was the daughter of Tor Vale.", "Ines Vale")
-
-
 @pytest.mark.parametrize(
     ("text", "said"),
     [
@@ -1789,7 +1719,7 @@ def test_a_role_word_binds_the_name_after_it(name: str, another: bool) -> None:
     # the next role's marker ends the name's place; a comma may open an apposition that names it
     featuring = "a song by Danish singer Ola Brenn featuring Ines Vale"
     assert role_filled_by_another(featuring, "Ines Vale", {"song"})
-    assert not role_filled_by_another("He married Danish Nobel laureate, Ines Vale.", "Ines Vale", {"spous"})
+    assert not role_filled_by_another("He married Danish Nobel laureate, Ines Vale.", "Ines Vale", {"marri"})
 
 
 def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None:
@@ -1805,11 +1735,6 @@ def test_a_name_is_insisted_on_as_text_is_read_without_accents() -> None:
     assert mentions_all(
         constraint_words("Where was Bigas Luna of Volavérunt born?"), ["Volaverunt by Bigas Luna"]
     )
-
-
-@pytest.mark.parametrize("word", ["wife", "husband", "married", "marriage", "wives"])
-def test_a_spouse_is_said_as_a_wife_a_husband_or_a_marriage(word: str) -> None:
-    assert stem(word) == stem("spouse")
 
 
 def test_what_was_established_was_founded() -> None:
@@ -1836,37 +1761,6 @@ def test_the_named_ones_page_is_where_a_chain_starts_not_where_it_ends() -> None
 def test_the_particle_di_is_no_death() -> None:
     assert "death" not in terms_for("Tor Vale (Gennaro di Savoia) was a king.", "date")
     assert "death" in terms_for("Tor Vale died in Bergen.", "place")
-
-
-@pytest.mark.parametrize(
-    ("question", "relative"),
-    [
-        ("Where did Ines Vale's father die?", "father"),
-        ("Where was the mother of Tor Vale born?", "mother"),
-        ("What nationality is Ines Vale's husband?", "husband"),
-        ("Who is the spouse of the director of film Quiet Harbour?", None),  # a role's spouse, not a name's
-        ("Who is Ines Vale's father-in-law?", None),  # an in-law is two steps
-        ("Who is Ines Vale's paternal grandfather?", None),
-    ],
-)
-def test_a_relative_of_someone_named_is_read(question: str, relative: str | None) -> None:
-    assert relative_asked(question) == relative
-
-
-RELATIVES = {
-    "Edla Vale": "Edla Vale (1893–1943) was the only child of Tor Vale. She died of a fever in Lund, with her "
-    "father at her side.",
-    "Tor Vale": "Tor Vale (1863–1947) was a shipwright. He died in Bergen.",
-}
-
-
-def test_where_a_relative_died_is_read_on_the_relatives_page() -> None:
-    read = _Read("Where did Edla Vale's father die?", RELATIVES)
-    assert read.proposal["aspects"][0].get("of_relative") == "father"
-    # her page says she died with her father at her side; his page says where he died
-    assert read.found == {"a1": ["E1", "E2"]}
-    assert "Bergen" in read.said and "Lund" not in read.said
-    assert read.reestablished(read.evidence[:1]) == {}  # without his page, hers does not answer
 
 
 def test_who_holds_a_role_at_a_place_is_not_answered_by_a_sentence_naming_only_the_place() -> None:
