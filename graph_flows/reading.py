@@ -28,7 +28,6 @@ NUMBER = re.compile(
     re.IGNORECASE,
 )
 YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_LIFE_YEAR = r"\b(?:1[0-9]|20)\d\d\b"  # a year a life may hold: medieval ones too ("Vuk (1317-1359)")
 MONTHS = [
     "january",
     "february",
@@ -168,79 +167,8 @@ def terms(text: str) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def term_set(text: str) -> frozenset[str]:
-    """Cached: the reasoner reads the same sentences against every aspect, every round. A life span after a
-    name ("Guiomar Novaes (February 28, 1895 - March 7, 1979)") says a birth and a death."""
-    found = frozenset(terms(text)) | {stem(word) for word in also_said(text)}
-    return found | LIFESPAN_SAYS if _life_span(text) else found
-
-
-def terms_for(text: str, kind: str) -> frozenset[str]:
-    """A text's terms as a question of this kind reads them: a life span says when someone was born and died,
-    not where or why ("where did he die" is not answered by "Jerry Gray (July 3, 1915 - August 10, 1976)")."""
-    found = term_set(text)
-    span = _life_span(text) if kind in _NOT_SAID_BY_DATES else None
-    if span is None or (kind == "place" and _PLACE_IN_SPAN.search(span.group(0))):
-        return found  # "(22 September 1869, Évreux – 9 December 1925, Paris)" says where, too
-    return found - (LIFESPAN_SAYS - frozenset(terms(text)))
-
-
-# "(March 25, 1942August 16, 2018)", "(December 8, 1804 October 6, 1849)": a span whose dash was lost, the
-# year run into the next date
-_GLUED_YEAR = re.compile(rf"(?<!\d)((?:1[0-9]|20)\d\d)(?=\s?(?:[0-3]?\d\s+)?(?i:{'|'.join(MONTHS)})\b)")
-
-
-@lru_cache(maxsize=100_000)
-def _life_span(text: str) -> re.Match[str] | None:
-    """The life span after a name, read with a lost dash put back."""
-    return _LIFESPAN.search(_GLUED_YEAR.sub(r"\1 – ", text))
-
-
-_SPAN_END = re.compile(
-    rf"(?:(?P<day>\d{{1,2}})\s+)?(?:(?P<month>{'|'.join(MONTHS)})\w*\.?\s+)?(?:(?P<day2>\d{{1,2}}),?\s+)?"
-    rf"(?P<year>{_LIFE_YEAR})",
-    re.IGNORECASE,
-)
-
-
-def lifetime(text: str) -> str | None:
-    """How long someone lived, from the life span after their name ("(13 May 1923 – 27 December 2009)": "86
-    years"): what "who lived longer" compares. Whole years, a birthday not yet reached that year counted."""
-    span = _life_span(text)
-    if span is None:
-        return None
-    inside = span.group(0)[span.group(0).index("(") + 1 : -1]
-    parts = _SPAN_BREAK.split(inside, maxsplit=1)
-    if len(parts) != 2:
-        return None
-    ends = [_SPAN_END.search(part) for part in parts]
-    if ends[0] is None or ends[1] is None:
-        return None
-    years = int(ends[1]["year"]) - int(ends[0]["year"])
-    days = [(_month_number(m["month"]), int(m["day"] or m["day2"] or 0)) for m in ends]
-    if all(month for month, _ in days) and days[1] < days[0]:
-        years -= 1
-    return f"{years} years" if years >= 0 else None
-
-
-def life_year(text: str, event: str) -> str | None:
-    """The year of a birth or a death a text states: from the life span after a name ("(1895 – 1979)": 1895
-    born, 1979 died), or from "born ... 1959", "died ... 1924"."""
-    span = _life_span(text)
-    if span is not None:
-        years = re.findall(_LIFE_YEAR, span.group(0))
-        return years[0] if event == "birth" else years[-1]
-    said = re.search(rf"\b{'born' if event == 'birth' else 'died'}\b[^.;()]*?({_LIFE_YEAR})", text)
-    return said.group(1) if said else None
-
-
-def _month_number(word: str | None) -> int:
-    """1-12 for a month's name or abbreviation, 0 for none."""
-    prefix = (word or "").lower()[:3]
-    return next((i for i, name in enumerate(MONTHS[:12], 1) if prefix and name.startswith(prefix)), 0)
-
-
-_NOT_SAID_BY_DATES = frozenset(["place", "explanation"])
-_PLACE_IN_SPAN = re.compile(rf"\d\s*,\s*(?!(?i:{'|'.join(m[:3] for m in MONTHS)}))[A-Z]|\b(?:in|at)\s+[A-Z]")
+    """Cached: the reasoner reads the same sentences against every aspect, every round."""
+    return frozenset(terms(text)) | {stem(word) for word in also_said(text)}
 
 
 @lru_cache(maxsize=100_000)
@@ -379,18 +307,6 @@ def _initialisms(text: str) -> frozenset[str]:
                 kept = "".join(w[0] for w in part if w[0].isupper()).lower()
                 found |= {x for x in (spelled, kept) if low <= len(x) <= high}
     return frozenset(found)
-
-
-# "(28 February 1895 – 7 March 1979)", "(1702 – 12 October 1768)": two dates joined by a dash in brackets
-# right after a name; a quarter or a fiscal range ("Sales (Q1 2025 – Q2 2026)") is no life
-_LIFESPAN = re.compile(
-    rf"\b[A-Z][\w'’.-]+\s?\((?![^()]*\bQ[1-4]\b)[^()]*?{_LIFE_YEAR}[^()]*?(?:[-–—]|\bdied\b)\s*[^()]*?"
-    rf"{_LIFE_YEAR}[^()]*\)"
-)
-# "(1915 – 1976)", "(born 1933 in Genoa, died 2014)"
-_SPAN_BREAK = re.compile(r"\s*[-–—]\s*|,?\s*\bdied\b\s*")
-LIFE_EVENTS = frozenset(["birth", "death"])  # the stems "born" and "died" are read as (_DERIVATIONS)
-LIFESPAN_SAYS = LIFE_EVENTS | {"live"}  # "who lived longer" is read off the two dates
 
 
 # "how many", "how long", "what amount of": the question's form says what kind of answer it wants (the answer

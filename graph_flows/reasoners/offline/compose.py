@@ -26,14 +26,11 @@ from graph_flows.reading import (
     corrected,
     has_answer_shape,
     holds,
-    life_year,
-    lifetime,
     precise_date,
     raises_a_question,
     shows_type,
     stem,
     term_set,
-    terms_for,
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
@@ -42,9 +39,7 @@ from graph_flows.reasoners.offline.language import (
     another_of,
     asked_class,
     asked_head,
-    asks_lifetime,
     constraint_words,
-    life_event_asked,
     pick_direction,
     subordinate_terms,
 )
@@ -104,7 +99,7 @@ def compose(
                 bridge = bridge_unit(e, nxt, lexicon) or mention_unit(e, nxt)
                 if bridge:
                     say(bridge, eid, aspect["id"])
-                    bridged |= terms_for(bridge, kind) | term_set(e["title"])  # a life span says no place
+                    bridged |= term_set(bridge) | term_set(e["title"])
                 continue
             if kind == "list":
                 listed = list_answer(e, aspect, weights, question, lexicon, evidence)
@@ -183,8 +178,8 @@ def compose(
             for unit, cited in picked[:3]:
                 say(unit_text(unit, focus), cited, aspect["id"])
             if plan.get("comparison") and picked:
-                whole = plan.get("effective_question") or question
-                value, cited = _side_value(picked[0], parts, focus, kind, whole)
+                unit, cited = picked[0]
+                value = _comparable(unit_text(unit, focus), kind)
                 if value:
                     side = aspect["entities"][0] if aspect["entities"] else ""
                     side_values.append((side, value, cited))
@@ -550,7 +545,7 @@ def scored_units(
     wanted = asked_head(question) or ([dimension] if dimension else [])
     scored = []
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
-        unit_terms = terms_for(unit.text, kind)
+        unit_terms = term_set(unit.text)
         around = context_terms(e, unit)
         # a type noun is held by a unit showing that type ("email": an address)
         in_unit = {t for t in weights if holds(unit_terms, t) or shows_type(unit.text, t)}
@@ -677,31 +672,8 @@ def same_document(e: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
     return [e, *others]
 
 
-def _side_value(
-    picked: tuple[Unit, str], parts: Sequence[Evidence], focus: Sequence[str], kind: str, question: str
-) -> tuple[str | None, str]:
-    """The value a compared side is weighed by, from its chosen unit; a birth, a death or a life's length from
-    wherever its page states it (the life span heads the page, the chosen unit may be about the work)."""
-    unit, eid = picked
-    by_length = asks_lifetime(question)
-    if not by_length and not life_event_asked(question):
-        return _comparable(unit_text(unit, focus), kind, question), eid
-    for text, cited in [
-        (unit_text(unit, focus), eid),
-        *((u.text, p["id"]) for p in parts for u in readable_units(p)),
-    ]:
-        value = lifetime(text) if by_length else _comparable(text, kind, question)
-        if value:
-            return value, cited
-    return None, eid
-
-
-def _comparable(text: str, kind: str, question: str = "") -> str | None:
-    """The value a comparison can be decided on: the birth or death year it asks about ("who died first"), a
-    date or year, else a quantity."""
-    event = life_event_asked(question)
-    if event:
-        return life_year(text, event)  # another year (a birth for "who died first") decides nothing
+def _comparable(text: str, kind: str) -> str | None:
+    """The value a comparison can be decided on: a date or year, else a quantity."""
     years = YEAR.findall(text)
     if years and kind in {"date", "choice", "thing", "yesno"}:
         return years[0]

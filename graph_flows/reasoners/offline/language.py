@@ -337,17 +337,9 @@ def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]
     return sorted(spans)
 
 
-_AGE = re.compile(r"\b(younger|youngest|older|oldest)\b", re.I)
-
-
 def pick_words(question: str) -> list[str]:
     """The words by which a comparison picks a side ("later", "first", "larger")."""
     return [m.group(0) for m in (*_PICK_LOW.finditer(question), *_PICK_HIGH.finditer(question))]
-
-
-def implied_terms(question: str) -> list[str]:
-    """What a pick word asks of each side without saying it: age is a birth date."""
-    return ["birth"] if _AGE.search(question) else []
 
 
 # "the customer that hosts our canary robots", "the motors whose late delivery held up 4.2": a thing the
@@ -543,24 +535,6 @@ def picks_by_time(question: str) -> bool:
     """A comparison that picks by when ("which came out first", "who was born later"): each side's date is
     what is compared, so a date in its passage says the event ("a 1997 film" says when it came out)."""
     return bool(_BY_TIME.search(question))
-
-
-_LIFE_EVENT = re.compile(r"\b(?:(died|dies|die|death)|(born|birth|older|oldest|younger|youngest))\b", re.I)
-_LIFETIME = re.compile(
-    r"\blived?\s+(?:longer|shorter|the\s+longest|the\s+shortest|longest|shortest)\b|\b(?:longer|shorter)[- ]lived\b",
-    re.I,
-)
-
-
-def life_event_asked(question: str) -> str | None:
-    """ "who died first": the death is compared; "who was born later", "who is older": the birth."""
-    m = _LIFE_EVENT.search(question)
-    return None if m is None else ("death" if m.group(1) else "birth")
-
-
-def asks_lifetime(question: str) -> bool:
-    """ "Who lived longer, X or Y?": the sides' life spans are compared by their length, not their dates."""
-    return bool(_LIFETIME.search(question))
 
 
 def pick_direction(question: str) -> str | None:

@@ -19,7 +19,6 @@ from graph_flows.reasoners.offline.language import (
     distributed,
     excluded_names,
     followup_question,
-    implied_terms,
     is_followup,
     name_spans_in,
     pick_words,
@@ -136,7 +135,6 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
             for t in question_terms(effective)
             if t not in side_terms and t not in operators and t not in owned
         ]
-        relation += [t for t in implied_terms(q) if t not in relation]  # "younger" asks for a birth date
         aspects = [
             {
                 "id": f"a{i + 1}",

@@ -22,7 +22,6 @@ from typing import Any
 from connectors.text import STOPWORDS, TICKET_KEY, dedupe, fold, normalise, short_name, tokens
 from graph_flows.reader.instructions import readable
 from graph_flows.reading import (
-    LIFE_EVENTS,
     MONTHS,
     NAMED_KINDS,
     QUANTITY_KINDS,
@@ -46,7 +45,6 @@ from graph_flows.reading import (
     stem,
     term_set,
     terms,
-    terms_for,
     units,
 )
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
@@ -610,7 +608,7 @@ def unit_covers(e: Evidence, unit: Unit, weights: Mapping[str, float], kind: str
     """The question's terms a unit says, itself (as a question of this kind reads it) or by its heading and
     the passage's title."""
     # a relation said from the other side is said ("the markka was replaced by the euro": what preceded it)
-    around, said = context_terms(e, unit), terms_for(unit.text, kind) | converses(unit.text, people=False)
+    around, said = context_terms(e, unit), term_set(unit.text) | converses(unit.text, people=False)
     return frozenset(t for t in weights if holds(around, t) or holds(said, t))
 
 
@@ -951,9 +949,7 @@ def best_chain_for(
                 if v >= w.INFORMATIVE * top and t not in found and not shows_type(reading.best, t)
             ]
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
-                # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
-                # such ("born 4 May 1901"), and a film's year is not its director's
-                missing = [t for t in missing if t in LIFE_EVENTS]
+                missing = []  # "which shipped first": a dated unit says when it happened
             # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
             # relation must still be there. A single passage must hold all of it.
             asked_of = asked_relation or relation  # the clause's own words are not what is asked

@@ -16,8 +16,6 @@ from graph_flows.reading import (
     asked_dimension,
     has_answer_shape,
     holds,
-    life_year,
-    lifetime,
     only_a_year,
     precise_date,
     question_terms,
@@ -29,13 +27,11 @@ from graph_flows.reading import (
     shows_type,
     stem,
     term_set,
-    terms_for,
     units,
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.reasoners.offline.compose import (
-    _side_value,
     best_units,
     compose,
     corrections,
@@ -48,7 +44,6 @@ from graph_flows.reasoners.offline.language import (
     another_of,
     asked_class,
     asked_head,
-    asks_lifetime,
     comparison_sides,
     constraint_words,
     distributed,
@@ -1141,21 +1136,6 @@ def test_a_pick_by_time_reads_each_sides_date_as_the_event() -> None:
         "a1": ["E1"],
         "a2": ["E2"],
     }
-    # a birth or a death is said as such: a film's year is not its director's death
-    assert _sides("Which film has the director who died first, Harbour Lights or Cold Front?", pages) == {}
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", True),
-        ("Ines Vale( 1901–1977) was a painter.", True),
-        ("The audit (2024 - 2025 budget) is closed.", False),  # no name before it
-        ("Sales (Q1 2025 – Q2 2026) rose.", False),  # quarters are no life
-    ],
-)
-def test_a_life_span_after_a_name_says_a_birth_and_a_death(text: str, says: bool) -> None:
-    assert ({"birth", "death"} <= term_set(text)) is says
 
 
 @pytest.mark.parametrize(
@@ -1615,20 +1595,6 @@ def test_a_round_sum_said_in_words_is_read_in_digits(question: str, held: set[st
     assert {"250", "000"} <= term_set("Annual spend above $250,000: the CFO signs.")
 
 
-@pytest.mark.parametrize(
-    ("text", "kind", "says_death"),
-    [
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", "date", True),
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", "place", False),  # when, not where
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", "explanation", False),  # nor why
-        ("Ines Vale (3 March 1901, Ghent – 9 June 1977, Lyon) was a painter.", "place", True),
-        ("Ines Vale died in Lyon in 1977.", "place", True),
-    ],
-)
-def test_a_life_span_says_when_someone_was_born_and_died(text: str, kind: str, says_death: bool) -> None:
-    assert ("death" in terms_for(text, kind)) is says_death
-
-
 def test_a_why_reads_on_to_what_a_sentence_of_the_answering_page_gives_as_the_cause() -> None:
     plan_page = _evidence(
         "E1",
@@ -1644,41 +1610,6 @@ def test_a_why_reads_on_to_what_a_sentence_of_the_answering_page_gives_as_the_ca
     # a "when" is answered by the milestone's dates: the ticket is no bridge for it
     readings = {"E1": read(plan_page, weights, float(len(weights)), "date")}
     assert onward_names(readings, {"E1": plan_page}, ["E1"], [], lexicon, "date") == []
-
-
-@pytest.mark.parametrize(
-    ("text", "lived"),
-    [
-        ("Ines Vale (13 May 1901 – 27 December 1977) was a painter.", "76 years"),
-        ("Ines Vale (13 May 1901 – 2 March 1977) was a painter.", "75 years"),  # no birthday that year
-        ("Ola Brenn (July 3, 1915 – August 10, 1976) was a singer.", "61 years"),
-        ("Ola Brenn( 1915–1976) was a singer.", "61 years"),
-        ("Ola Brenn (4 May 1931, Tórshavn – 2 June 1999, Oslo) was a singer.", "68 years"),
-        ("Ola Brenn (born 4 May 1931 in Genoa, died 2 June 1999) was a singer.", "68 years"),
-        ("Ola Brenn (born 4 May 1931) is a singer.", None),  # alive, or not said
-    ],
-)
-def test_how_long_someone_lived_is_read_off_their_life_span(text: str, lived: str | None) -> None:
-    assert lifetime(text) == lived
-
-
-def test_who_lived_longer_compares_the_lengths_of_the_life_spans() -> None:
-    question = "Who lived longer, Ines Vale or Ola Brenn?"
-    assert asks_lifetime(question) and not asks_lifetime("Who was born first, Ines Vale or Ola Brenn?")
-    pages = {
-        "Ines Vale": "Ines Vale (13 May 1801 – 27 December 1850) was a painter.",  # born first, lived 49 years
-        "Ola Brenn": "Ola Brenn (4 May 1931 – 2 June 1999) was a singer.",  # 68 years
-    }
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(pages.items(), 1)
-    ]
-    lexicon = _Seen(list(pages))
-    proposal = plan(question, [], lexicon).__dict__
-    found = reflect(proposal, evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
-    assert found.established == {"a1": ["E1"], "a2": ["E2"]}
-    said = compose(proposal, evidence, found.established, lexicon)  # type: ignore[arg-type]
-    assert said.sentences[-1].text.startswith("So the answer is Ola Brenn: 68 years")
 
 
 @pytest.mark.parametrize(
@@ -1759,8 +1690,8 @@ def test_the_named_ones_page_is_where_a_chain_starts_not_where_it_ends() -> None
 
 
 def test_the_particle_di_is_no_death() -> None:
-    assert "death" not in terms_for("Tor Vale (Gennaro di Savoia) was a king.", "date")
-    assert "death" in terms_for("Tor Vale died in Bergen.", "place")
+    assert "death" not in term_set("Tor Vale (Gennaro di Savoia) was a king.")
+    assert "death" in term_set("Tor Vale died in Bergen.")
 
 
 def test_who_holds_a_role_at_a_place_is_not_answered_by_a_sentence_naming_only_the_place() -> None:
@@ -1837,62 +1768,6 @@ def test_a_line_setting_two_documents_side_by_side_is_no_statement_to_contradict
     assert find_conflicts([alone], [page, other])  # type: ignore[arg-type]
     both = ComposedSentence(text=f"Logistics: {page['text']} · {other['text']}", cites=["E1", "E2"])
     assert find_conflicts([both], [page, other]) == []  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("question", "answer"),
-    [
-        ("Who died first, Ines Vale or Ola Brenn?", "Ines Vale: 1850"),  # born later, died first
-        ("Who was born later, Ines Vale or Ola Brenn?", "Ines Vale: 1801"),
-        ("Who is older, Ines Vale or Ola Brenn?", "Ola Brenn: 1791"),
-        ("Who died first, Ines Vale or Tor Brenn?", None),  # no death said of Tor: no year decides it
-    ],
-)
-def test_a_comparison_by_a_birth_or_a_death_reads_that_years(question: str, answer: str | None) -> None:
-    pages = {
-        "Ines Vale": "Ines Vale (13 May 1801 – 27 December 1850) was a painter.",
-        "Ola Brenn": "Ola Brenn (born 4 May 1791 in Bergen, died 2 June 1860) was a singer.",
-        "Tor Brenn": "Tor Brenn (born 4 May 1791) is a singer.",
-    }
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(pages.items(), 1)
-    ]
-    lexicon = _Seen(list(pages))
-    proposal = plan(question, [], lexicon).__dict__
-    sides = {"a1": ["E1"], "a2": ["E3" if "Tor" in question else "E2"]}
-    last = compose(proposal, evidence, sides, lexicon).sentences[-1].text  # type: ignore[arg-type]
-    assert last.startswith(f"So the answer is {answer}") if answer else not last.startswith("So the answer")
-
-
-def test_the_year_of_a_birth_or_a_death() -> None:
-    span = "Ines Vale (13 May 1801 – 27 December 1850) was a painter."
-    assert (life_year(span, "birth"), life_year(span, "death")) == ("1801", "1850")
-    assert life_year("Ola Brenn was born in Bergen in 1931 and died in 1999.", "death") == "1999"
-    assert life_year("Ola Brenn (born 4 May 1931) is a singer.", "death") is None
-    assert life_year("Vuk (Cyrillic: Вук; 1317–1359) was a magnate.", "death") == "1359"  # a medieval life
-    # a span whose dash was lost in the text: the year runs into the next date
-    glued = "Ines Vale (17 September 190030 April 1985) was a painter."
-    assert (life_year(glued, "birth"), life_year(glued, "death")) == ("1900", "1985")
-    assert lifetime("Ola Brenn (March 25, 1942August 16, 2018) was a singer.") == "76 years"
-    spaced = "Ola Brenn (Norse: Óli; December 8, 1804 October 6, 1849) was an officer."
-    assert (life_year(spaced, "birth"), life_year(spaced, "death")) == ("1804", "1849")
-
-
-def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
-    page = _evidence(
-        "E1",
-        "doc:ola",
-        "Ola Brenn",
-        "Ola Brenn directed Sea Road in 1934.\n\nBrenn (4 May 1901 – 2 June 1960) was Norwegian.",
-    )
-    chosen = (readable_units(page)[0], "E1")  # the unit about the film: its 1934 is no birth
-    assert _side_value(chosen, [page], [], "person", "Which film's director was born first, X or Y?") == (
-        "1901",
-        "E1",
-    )
-    assert _side_value(chosen, [page], [], "person", "Which film came out first, X or Y?") == (None, "E1")
-    assert _side_value(chosen, [page], [], "date", "Which film came out first, X or Y?") == ("1934", "E1")
 
 
 def test_a_why_is_answered_by_the_sentence_giving_a_cause() -> None:
@@ -2306,25 +2181,6 @@ def test_a_one_word_name_a_question_gives_is_the_title_that_disambiguates_it(
     lexicon = Lexicon(["Brand (play)", "Good, West Virginia", "Henrik Ibsen"])
     found = [e for e in plan(question, [], lexicon).entities if e in ("Brand (play)", "Good, West Virginia")]
     assert found == ([entity] if entity else [])
-
-
-def test_the_page_of_the_other_name_a_question_gives_leads_to_the_named_page_by_a_name_both_say() -> None:
-    question = "When did the spouse of Ines Marlow record Harbour Song?"
-    lexicon = _Weights(["Ines Marlow", "Harbour Song"])
-    proposal = asdict(plan(question, [], lexicon))
-    marlow = _evidence("E1", "doc:marlow", "Ines Marlow",
-                       "Ines Marlow (1898 - 1971) was a jazz pianist. She was the second wife of Tomas Brandt, "
-                       "with whom she toured in the 1920s.")  # fmt: skip
-    song = _evidence("E2", "doc:song", "Harbour Song",
-                     "Harbour Song is a single by Tomas Brandt from the album Harbour. Recorded August 16, 1967.")  # fmt: skip
-    # the wife's page names the husband, whose single's page says when: a chain ending on the single's page
-    assert reflect(proposal, [marlow, song], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
-    # a page sharing no name with it leads nowhere
-    other = {
-        **song,
-        "text": "Harbour Song is a single by Ada Voss from the album Harbour. Recorded August 16, 1967.",
-    }
-    assert reflect(proposal, [marlow, other], lexicon, max_seeds=3).established == {}
 
 
 def test_a_name_the_clause_gives_with_no_page_is_read_beside_a_name_the_named_page_says() -> None:
