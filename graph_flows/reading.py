@@ -257,20 +257,6 @@ def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str
     return bool(bound and inside) and not bound & inside
 
 
-def role_filler_names(text: str, roles: frozenset[str] | set[str]) -> list[str]:
-    """The names a sentence gives the asked roles, as written ("published by the American Psychological
-    Association": "American Psychological Association")."""
-    words = _WORD.findall(text)
-    low = [normalise(wd) for wd in words]
-    runs: list[list[int]] = []
-    for j in sorted(_role_bound(words, low, roles, set(), in_names=False)):
-        if runs and runs[-1][-1] == j - 1:
-            runs[-1].append(j)
-        else:
-            runs.append([j])
-    return [" ".join(words[k] for k in run).rstrip(".") for run in runs]  # a sentence's full stop is no part
-
-
 def role_fillers(text: str, roles: frozenset[str] | set[str]) -> frozenset[str]:
     """The words of the names a sentence gives the asked roles ("directed by Alexander Korda": alexander,
     korda; "in Atwater, Ohio, United States, listed on the National Register": none)."""

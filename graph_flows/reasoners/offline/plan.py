@@ -5,22 +5,19 @@ swap, an attribute swap, or the same question again).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from connectors.text import TICKET_KEY, dedupe, normalise
+from connectors.text import TICKET_KEY, dedupe
 from graph_flows.reading import answer_type, question_terms, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
-    POSSESSIVE,
     QUOTED,
     comparison_sides,
     distributed,
     excluded_names,
     followup_question,
     is_followup,
-    name_spans_in,
     pick_words,
     question_parts,
     side_words,
@@ -46,49 +43,6 @@ def _part_aspect(i: int, part: str, entities: Sequence[str], lexicon: Lexicon) -
     }
 
 
-def _stands_alone(word: str, question: str) -> bool:
-    """The word is not one of a run of capitalised words ("No Good, Very Bad Day", "Alexander Good")."""
-    tokens = re.findall(r"[\w'’-]+", question)
-    for i, token in enumerate(tokens):
-        if POSSESSIVE.sub("", token) == word:
-            before = tokens[i - 1] if i else ""
-            after = tokens[i + 1] if i + 1 < len(tokens) else ""
-            return not before[:1].isupper() and not after[:1].isupper()
-    return False
-
-
-def _one_word_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> list[str]:
-    """A capitalised word the question names that only a disambiguated title carries ("the author of Brand":
-    "Brand (play)"): text never counts it as a name (every "brand" would be one), a question naming it does,
-    when exactly one visible document is so titled."""
-    found = {w for name in names for w in normalise(name).split()}
-    out = []
-    for span in name_spans_in(question):
-        word = POSSESSIVE.sub("", span)
-        if " " in word or normalise(word) in found or not _stands_alone(word, question):
-            continue
-        titles = lexicon.titled(word)
-        if len(titles) == 1:
-            out.append(titles[0])
-    return out
-
-
-def _plural_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> list[str]:
-    """A title the question writes as a possessive ("Big Eye's main director" for the film "Big Eyes"): the
-    name with its "s" back, where that is a visible title and the name without it is none."""
-    known = {normalise(n) for n in names}
-    out = []
-    for span in name_spans_in(question):
-        if not re.search(r"['’]s$", span):
-            continue
-        base = POSSESSIVE.sub("", span)
-        if normalise(base) in known or lexicon.resolve(base):
-            continue
-        if lexicon.resolve(f"{base}s"):
-            out.append(f"{base}s")
-    return out
-
-
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
     q = " ".join(question.split())
     effective, followup_of, edit = q, None, ""
@@ -109,8 +63,6 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
             *quoted,
             *shared,
             *names,
-            *_one_word_titles(effective, names, lexicon),
-            *_plural_titles(effective, names, lexicon),
         ]
     )
     kind = answer_type(q)

@@ -38,7 +38,6 @@ from graph_flows.reading import (
     precise_date,
     replaced_names,
     role_filled_by_another,
-    role_filler_names,
     role_fillers,
     shows_type,
     states_duration,
@@ -53,18 +52,12 @@ from graph_flows.reasoners.offline.language import (
     CAPITAL,
     POSSESSIVE,
     VERSION,
-    agent_roles,
     asked_class,
     asked_head,
     constraint_words,
-    of_another_place,
-    ordinal_asked,
-    picked_place,
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
-    same_name,
-    says_ordinal,
     subordinate_clauses,
     subordinate_terms,
     words_for,
@@ -186,8 +179,6 @@ def reflect(
                 for eid, r in readings.items()
                 if not says_any(aside, f"{r.evidence['title']} {r.best}")
             }
-        # "the association which published the Journal": the name the named page gives that role, the bridge
-        filled = _role_bridge(asked, aspect["entities"], entity_terms, evidence)
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
             by_id,
@@ -208,9 +199,6 @@ def reflect(
             member_class,
             called,
             lambda name: is_common_name(name, lexicon),
-            picked_place(asked),
-            None if plan.get("comparison") else ordinal_asked(asked),
-            filled,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -293,14 +281,6 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
-        bridges: list[tuple[str, list[str]]] = []  # a bridge named on a page, and the words asked of it
-        if filled:
-            # "published by the American Psychological Association": what is asked of the association
-            bridges.append((filled, [t for t in weights if t not in occasion and t not in entity_terms]))
-        for name, unsaid in bridges:
-            bridge_queries.append(f"{name} {' '.join(words_for(asked, unsaid))}")
-            if name not in candidates:
-                by_words.append(name)  # no page of it to follow: it is found by its words
         # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
         # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
         if mined:
@@ -449,24 +429,6 @@ def aspect_kind(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
 def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
     """The words an aspect is asked in: its own part of a message asking several things, else the question."""
     return aspect.get("question") or plan.get("effective_question") or aspect["text"]
-
-
-def _role_bridge(
-    asked: str, entities: Sequence[str], entity_terms: set[str] | frozenset[str], evidence: Sequence[Evidence]
-) -> str | None:
-    """The name the named page gives the role a relative clause asks for ("which published the Journal of
-    Psychotherapy Integration": "published by the American Psychological Association")."""
-    roles = agent_roles(asked) - set(entity_terms)
-    if not roles or not entities:
-        return None
-    for e in evidence:
-        if is_entity_passage(e, entities):
-            for unit in readable_units(e):
-                if names := [
-                    n for n in role_filler_names(unit.text, roles) if not term_set(n) & entity_terms
-                ]:
-                    return names[0]
-    return None
 
 
 def _mine_names(
@@ -773,9 +735,6 @@ def best_chain_for(
     member_class: str | None = None,
     called: Mapping[str, Sequence[str]] | None = None,
     common_name: Callable[[str], bool] | None = None,
-    place: str | None = None,
-    ordinal: str | None = None,
-    role_filled: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -879,20 +838,6 @@ def best_chain_for(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
                     )
                 shared = shared_name(by_id[root], by_id[eid]["title"], r.best, set(weights))
-                if shared is None and fillers[root]:
-                    # the name the page gives the asked role is a name whatever follows it, and may carry the
-                    # class the question asks for ("the association which published": "published by the
-                    # American Psychological Association on behalf of ..."), where it is the clause's agent: a
-                    # director named by two films' pages is no bridge from one film to the other
-                    loose = shared_name(
-                        by_id[root],
-                        by_id[eid]["title"],
-                        r.best,
-                        set(weights) - {stem(t) for t in fillers[root]},
-                        loose=True,
-                    )
-                    if loose and same_name(loose[0], role_filled or ""):
-                        shared = loose
                 if shared is None or (common_name is not None and common_name(shared[0])):
                     continue  # a name half the pages say ("United States") picks out no bridge
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
@@ -1055,12 +1000,6 @@ def best_chain_for(
         if asked_relation and any(
             _gives_role_to_another(by_id[link], by_id[nxt], asked_relation) for link, nxt in pairwise(chain)
         ):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if ordinal and not says_ordinal(reading.best, ordinal):
-            # "the first president": a unit naming a president, not the first, answers another question
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if place and of_another_place(reading.best, place, relation):
-            # "the population of the state where ...": "the city population was 27,340" is the bridge's
             coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
