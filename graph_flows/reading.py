@@ -201,28 +201,20 @@ def converses(text: str, *, people: bool = True) -> frozenset[str]:
 
 
 _WORD = re.compile(r"[\w'’.-]+|[,;:()]")
-# the next clause names the next role ("directed by A and written by B"); a comma may open an apposition
-# ("married to Polish Nobel laureate, Wisława Szymborska")
-# ("born 1969 as Kenji Imada": the name one is born under fills no role; "starring Eva Lind as Mara": Mara is none)
+# the next clause names the next role ("reviewed by A and approved by B"); a comma may open an apposition
+# ("signed off by our auditor, Mara Voss"); "as" names no one ("listed as Gold")
 _BREAKS = frozenset([";", ":", "(", ")", "and", "or", "but", "while", "with", "featuring", "starring", "as"])
 _BINDING_REACH = 8  # words from a role word ("directed", "composer") to the name that fills it
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
-def _role_bound(
-    words: list[str],
-    low: list[str],
-    roles: frozenset[str] | set[str],
-    skip: set[int],
-    *,
-    in_names: bool = True,
-) -> set[int]:
+def _role_bound(words: list[str], low: list[str], roles: frozenset[str] | set[str]) -> set[int]:
     """Indexes of the capitalised words a role word of the sentence binds: named right after it, up to the next
-    "and" or "<verb>ed by". Not `in_names`: a role word inside a name is none ("United States")."""
+    "and" or "<verb>ed by". A role word inside a name is none ("United States")."""
     bound: set[int] = set()
     for i, word in enumerate(low):
-        if i in skip or _POSSESSIVE.search(words[i]) or (not in_names and i > 0 and words[i][:1].isupper()):
-            continue  # "his father's school, Scotch College": the school is no father
+        if _POSSESSIVE.search(words[i]) or (i > 0 and words[i][:1].isupper()):
+            continue  # "the owner's team, Platform Ops": the team is no owner
         if not any(holds(frozenset([stem(part)]), role) for part in word.split("-") for role in roles):
             continue
         for j in range(i + 1, min(len(words), i + 1 + _BINDING_REACH)):
@@ -244,25 +236,11 @@ def _in_a_date(words: list[str], j: int) -> bool:
     return words[j].lower() in MONTHS and any(w[:1].isdigit() for w in beside)
 
 
-def role_filled_by_another(text: str, name: str, roles: frozenset[str] | set[str]) -> bool:
-    """Whether a sentence gives the asked role to someone other than `name`: in "directed by Lasse Hallström
-    and written by W. Bruce Cameron" the director is named right after "directed", up to the next "and" or
-    "<verb>ed by", and Cameron is not it. A sentence naming nobody that way says nothing either way."""
-    words = _WORD.findall(text)
-    low = [normalise(wd) for wd in words]
-    wanted = normalise(name).split()
-    starts = [i for i in range(len(low)) if wanted and low[i : i + len(wanted)] == wanted]
-    inside = {j for i in starts for j in range(i, i + len(wanted))}
-    bound = _role_bound(words, low, roles, inside)
-    return bool(bound and inside) and not bound & inside
-
-
 def role_fillers(text: str, roles: frozenset[str] | set[str]) -> frozenset[str]:
-    """The words of the names a sentence gives the asked roles ("directed by Alexander Korda": alexander,
-    korda; "in Atwater, Ohio, United States, listed on the National Register": none)."""
+    """The words of the names a sentence gives the asked roles ("approved by Mara Voss": mara, voss)."""
     words = _WORD.findall(text)
     low = [normalise(wd) for wd in words]
-    return frozenset(low[j] for j in _role_bound(words, low, roles, set(), in_names=False))
+    return frozenset(low[j] for j in _role_bound(words, low, roles))
 
 
 _ISO_MONTH = re.compile(r"\b(?:1[5-9]|20)\d\d-(0[1-9]|1[0-2])(?:-\d\d)?\b")

@@ -37,7 +37,6 @@ from graph_flows.reading import (
     only_a_year,
     precise_date,
     replaced_names,
-    role_filled_by_another,
     role_fillers,
     shows_type,
     states_duration,
@@ -771,37 +770,6 @@ def best_chain_for(
     # the wind farm is located"): what is asked of it ("what body of water is near", "who was president")
     asked_relation = {t: v for t, v in relation.items() if t not in clause}
 
-    def clause_pairs() -> Iterator[tuple[str, list[str], str]]:
-        """The page of another name the question gives ("the spouse of Lil Hardin Armstrong ... What a
-        Wonderful World", "the Consulate General ... in the city Sarah Sorge was born") shares a proper name
-        with the named page that answers ("Louis Armstrong", "Frankfurt"): the pair is a chain ending on the
-        named page."""
-        for root in entity_roots:
-            others = [c for c in [*constraints, *entities] if not _says_name(by_id[root]["title"], c)]
-            if len(chain_of(root, by_id)) != 1 or not others:
-                continue
-            # the name they share is neither page's own nor a name the question gives ("Louis Armstrong" may
-            # share a word with "Lil Hardin Armstrong")
-            given = {normalise(x) for x in [by_id[root]["title"], *others]}
-            for eid in readings:
-                title = by_id[eid]["title"]
-                if (
-                    by_id[eid]["doc_id"] == by_id[root]["doc_id"]
-                    or eid in elsewhere
-                    or len(chain_of(eid, by_id)) != 1
-                ):
-                    continue
-                if any(_says_name(title, name) for name in others):
-                    shared = shared_name(by_id[eid], by_id[root]["title"], by_id[root]["text"], loose=True)
-                    if shared and normalise(shared[0]) not in given | {normalise(title)}:
-                        yield root, [eid, root], "mention"
-                elif _beside_a_shared_name(
-                    by_id[eid], [c for c in others if stem(c) in clause], by_id[root], given
-                ):
-                    # no page of the clause's name: a passage saying it beside a name the named page says
-                    # ("1898 in Silverton, Colorado" and "Humboldt Peak (Colorado)")
-                    yield root, [eid, root], "mention"
-
     def through_mentions() -> Iterator[tuple[str, list[str], str]]:
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
         as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
@@ -809,7 +777,6 @@ def best_chain_for(
         the asked role to someone ("directed by Alexander Korda"), the bridge is them."""
         if kind == "list" or comparison or best[1] >= w.ESTABLISHED:
             return
-        yield from clause_pairs()
         fillers: dict[str, frozenset[str]] = {}
         # the named page, or a page it leads to by a hop or by naming it ("Brother" names Pearl Jam, whose
         # page says "formed in Seattle"): the one naming the bridge
@@ -848,12 +815,7 @@ def best_chain_for(
         by_name = linked == "name"
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
-        if (
-            len(chain) > 1
-            and chain[-1] in entity_roots
-            and chain[0] not in entity_roots
-            and linked != "mention"
-        ):
+        if len(chain) > 1 and chain[-1] in entity_roots and chain[0] not in entity_roots:
             continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
@@ -979,16 +941,13 @@ def best_chain_for(
             # "a deliverable for 2026 (see Release 4.2 Plan)": the year is this page's; the page it names,
             # read too, may hold the day
             coverage *= w.SHAPE_PENALTY
-        # a clause's pair ends on the named page: the question's name is where the answer is
-        ends_on_named = linked == "mention" and chain[-1] in entity_roots
         if (
             entities
             and by_id[chain[0]]["doc_id"] not in own
             and not any(_mentions(by_id[chain[0]], name) for name in [*entities, *_all_aliases(called)])
-            and not ends_on_named
         ):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
-        elif entity_roots and chain[0] not in entity_roots and not ends_on_named:
+        elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
         if constraints and not _grounded(
             _unaliased(constraints, chain, by_id, called), chain, by_id, reading, clause
@@ -996,11 +955,6 @@ def best_chain_for(
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
-        # the role asked of the next page, not one the clause says ("located in counties of Iowa")
-        if asked_relation and any(
-            _gives_role_to_another(by_id[link], by_id[nxt], asked_relation) for link, nxt in pairwise(chain)
-        ):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
@@ -1289,37 +1243,6 @@ def shared_name(
             if loose and len(name.split()) == 2 and name.split()[-1] in here:
                 return name, unit.text
     return None
-
-
-def _beside_a_shared_name(e: Evidence, clause_names: Sequence[str], root: Evidence, given: set[str]) -> bool:
-    """A unit of `e` says a name of the question's clause and, in the same sentence, a proper name the root page
-    says too (in its title or text): the place or owner the clause picks out ("Silverton, Colorado")."""
-    if not clause_names:
-        return False
-    root_names = {
-        normalise(n)
-        for n in [*_proper_names(root["title"], title=True), *_proper_names(root["text"], loose=True)]
-    }
-    for unit in readable_units(e):
-        if not any(_says_name(unit.text, c) for c in clause_names):
-            continue
-        for name in _proper_names(unit.text, loose=True):
-            key = normalise(name)
-            if key in root_names and key not in given and not any(_says_name(name, c) for c in clause_names):
-                return True
-    return False
-
-
-def _gives_role_to_another(e: Evidence, nxt: Evidence, relation: Mapping[str, float]) -> bool:
-    """The link names the next passage's subject, but gives the asked role to someone else ("directed by
-    Lasse Hallström and written by W. Bruce Cameron": Cameron is not the director): a hop to the wrong name."""
-    unit = bridge_unit(e, nxt)
-    if unit is None:
-        return False
-    names = [n for n in (nxt["title"], short_name(nxt["title"])) if n]
-    own = term_set(e["title"])  # "Woman by Woman: ...": a word of the page's own name is no role
-    roles = frozenset(t for t in relation if not holds(own, t))
-    return all(role_filled_by_another(unit, name, roles) for name in names)
 
 
 def _mentions(e: Evidence, name: str) -> bool:

@@ -19,7 +19,6 @@ from graph_flows.reading import (
     precise_date,
     question_terms,
     raises_a_question,
-    role_filled_by_another,
     role_fillers,
     sentences,
     shows_type,
@@ -1353,19 +1352,6 @@ def test_a_how_to_answered_by_a_sentence_is_not_a_list_of_another_section() -> N
     assert list_answer(e, listed, weights, steps, close, [e])
 
 
-def test_a_role_the_clause_says_of_someone_else_does_not_stop_the_hop() -> None:
-    question = "Who was mayor when the town where the Ravel Mill is located became a city?"
-    lexicon = _Weights(["Ravel Mill"])
-    proposal = asdict(plan(question, [], lexicon))
-    mill = _evidence("E1", "doc:mill", "Ravel Mill",
-                     "The Ravel Mill is located in Oak and Elm counties in northern Dunmore. It opened in 1890.")  # fmt: skip
-    town = _evidence("E2", "doc:town", "Dunmore", "Dunmore became a city in 1850 when Mayor Ada Voss signed its charter.",
-                     parent="E1")  # fmt: skip
-    # "located in Oak and Elm counties ... Dunmore" gives "located" to the counties: the clause's word, not the
-    # asked role (the mayor)
-    assert reflect(proposal, [mill, town], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
-
-
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
     question = "how many kilns were relined when we switched to Basalt bricks?"
     body = _evidence(
@@ -1604,32 +1590,6 @@ def test_a_why_reads_on_to_what_a_sentence_of_the_answering_page_gives_as_the_ca
 )
 def test_a_sentence_ends_at_no_initial_or_abbreviation(text: str, said: list[str]) -> None:
     assert sentences(text) == said
-
-
-@pytest.mark.parametrize(
-    ("name", "another"),
-    [
-        ("Ola Brenn", False),  # the first name after "directed"
-        ("Ines Vale", True),  # named, but as the writer
-        ("Tor Vale", False),  # not named at all: the sentence says nothing about him
-    ],
-)
-def test_a_role_word_binds_the_name_after_it(name: str, another: bool) -> None:
-    text = "Quiet Harbour is a 1998 Danish drama film directed by Ola Brenn and written by Ines Vale."
-    assert role_filled_by_another(text, name, {"direct"}) is another
-    # an adjective before what someone is does not fill the role: the name after it does
-    assert not role_filled_by_another("a song by Danish singer Ola Brenn", "Ola Brenn", {"song"})
-    # a role word owning something else names no one in it
-    said = "Bo Vale, son of skier Tor Vale, went to his father's school, Lund College."
-    assert not role_filled_by_another(said, "Tor Vale", {"father"})
-    # a role word that is part of the name names it ("the Robot Service Log" for "which robot")
-    assert not role_filled_by_another(
-        "Intervals are on the Robot Service Log.", "Robot Service Log", {"robot"}
-    )
-    # the next role's marker ends the name's place; a comma may open an apposition that names it
-    featuring = "a song by Danish singer Ola Brenn featuring Ines Vale"
-    assert role_filled_by_another(featuring, "Ines Vale", {"song"})
-    assert not role_filled_by_another("He married Danish Nobel laureate, Ines Vale.", "Ines Vale", {"marri"})
 
 
 def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None:
@@ -2116,30 +2076,6 @@ def test_after_a_hop_a_unit_naming_a_database_answers_which_database() -> None:
     readings = {e["id"]: read(e, weights, total) for e in (bridge, store)}  # type: ignore[arg-type]
     onward = answering_reading(readings, ["E1", "E2"], weights, total, "thing")
     assert "ClickHouse" in onward.best and stem("database") in onward.covered
-
-
-def test_a_name_the_clause_gives_with_no_page_is_read_beside_a_name_the_named_page_says() -> None:
-    question = "Brask Peak, in the state where Ottmoor is located, is part of what mountain range?"
-    lexicon = _Weights(["Brask Peak"])
-    proposal = asdict(plan(question, [], lexicon))
-    peak = _evidence("E1", "doc:peak", "Brask Peak",
-                     "Brask Peak is a high summit in the Harl Range of the Western Mountains, in Velmark.")  # fmt: skip
-    mapper = _evidence("E2", "doc:mapper", "Ida Wren (cartographer)",
-                       "Ida Wren (1840 - 1898, died in Ottmoor, Velmark) drew maps of the region.")  # fmt: skip
-    # the peak's page alone never says where Ottmoor is: read it elsewhere
-    alone = reflect(proposal, [peak], lexicon, max_seeds=3)
-    assert alone.established == {}
-    assert "Ottmoor is located" in alone.queries
-    # a page saying the clause's name beside the state the peak's page names makes the chain
-    assert reflect(proposal, [peak, mapper], lexicon, max_seeds=3).established == {"a1": ["E2", "E1"]}
-    # once a page says the name, it is not searched for again
-    assert "Ottmoor is located" not in reflect(proposal, [peak, mapper], lexicon, max_seeds=3).queries
-    # a page saying the name beside another state leads nowhere
-    elsewhere = {
-        **mapper,
-        "text": "Ida Wren (1840 - 1898, died in Ottmoor, Dunland) drew maps of the region.",
-    }
-    assert reflect(proposal, [peak, elsewhere], lexicon, max_seeds=3).established == {}
 
 
 def test_the_name_the_first_hop_gives_is_searched_with_what_is_still_unsaid() -> None:
