@@ -16,7 +16,7 @@ from connectors.text import STOPWORDS, comment_body, normalise, tokens
 
 _STEMMER = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
-# a sentence does not end at an abbreviation, a name's initial ("W. Bruce Cameron") or "c." before a year
+# a sentence does not end at an abbreviation, a name's initial ("W. Mara Voss") or "c." before a year
 _ABBREVIATIONS = re.compile(
     r"(?:\b(?:e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Ltd|Co|No|Lt|Col|Gen|Capt|Prof|Rev|Gov|Sen|Mt|Ft|ca?)"
     r"|(?<![\w.'’-])[A-Z])\.$"
@@ -156,7 +156,7 @@ def stem(word: str) -> str:
         return ordinal.group(1)  # "the 27th" is the day "27"
     base = _STEMMER.stem(word)
     if word in _ONLY_AS_STEM:
-        return base  # "Gennaro di Savoia": the particle, not "died"
+        return base  # "Ada di Velden": the particle, not "died"
     return _DERIVATIONS.get(word, _DERIVATIONS.get(base, base))
 
 
@@ -223,7 +223,7 @@ def _role_bound(words: list[str], low: list[str], roles: frozenset[str] | set[st
             if (
                 words[j][:1].isupper()
                 and low[j] not in STOPWORDS
-                # "born 17 January 1969": a date fills no role ("August Rush" may)
+                # "signed 17 January 2026": a date fills no role ("August Voss" may)
                 and not _in_a_date(words, j)
             ):
                 bound.add(j)
@@ -279,7 +279,7 @@ def _initialisms(text: str) -> frozenset[str]:
 _QUESTION_FORM = re.compile(
     r"\bhow\s+(?:much|many|long|often|soon|far|quickly|fast|big|large|old|loud|heavy|tall|wide)\b|"
     r"\b(?:what|which)\s+(?:\w+\s+)?(?:amount|number|quantity)\b(?:\s+of\b)?|"
-    r"\bthe\s+name\s+of\b",  # "what is the name of the airport": the airport is asked
+    r"\bthe\s+name\s+of\b",  # "what is the name of the supplier": the supplier is asked
     re.IGNORECASE,
 )
 
@@ -613,7 +613,7 @@ def answer_type(question: str) -> str:
     if _LIST_CUE.search(q):
         return "list"
     dated = re.search(r"\b(when|what year|what (?:[\w-]+ )?date|which year|how long ago)\b", head)
-    # "who was president when the area became a state": the question word is "who"; the "when" is a clause's
+    # "who was on call when the site went down": the question word is "who"; the "when" is a clause's
     if dated and not (dated.group(1) == "when" and _OTHER_QUESTION_WORD.match(q)):
         return "date"
     if re.search(
@@ -765,7 +765,7 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
     if kind == "version":
         return bool(_VERSION_NUMBER.search(sentence))
     if kind == "place":
-        # a place is named after "in", "at", "near", "from" ("born in Tupelo"); any capitalised word would take
+        # a place is named after "in", "at", "near", "from" ("based in Leeds"); any capitalised word would take
         # every name of a person for a place
         return bool(_PLACE.search(sentence))
     if kind == "person":  # a capitalised word inside the sentence, not a month or a day ("since April 2023")
@@ -776,8 +776,8 @@ def has_answer_shape(sentence: str, kind: str) -> bool:
     return True
 
 
-# Nouns that name the type of the answer, not a thing a page must say: "the date of birth", "the place of
-# death", "the price": a sentence holding a date, a capitalised place, an amount of money shows them.
+# Nouns that name the type of the answer, not a thing a page must say: "the launch date", "the place of
+# delivery", "the price": a sentence holding a date, a capitalised place, an amount of money shows them.
 TYPE_NOUNS = {
     **dict.fromkeys(
         ["price", "cost", "fee", "salari", "budget", "spend", "charg", "pai", "monei", "cash"], "money"

@@ -191,8 +191,8 @@ def _says_otherwise(query: str, knowledge: KnowledgeReader, principals: frozense
 
 
 def _unsaid(focus: set[str], parent: Evidence | None) -> set[str]:
-    """A hop reads the next document for what the passage leading there leaves unsaid ("the performer of song
-    X": the song's passage said who; the performer's page is read for where she died)."""
+    """A hop reads the next document for what the passage leading there leaves unsaid ("the supplier of part
+    X": the part's passage said who; the supplier's page is read for when it delivers)."""
     if parent is None:
         return focus
     said = term_set(parent["title"]) | term_set(parent["text"])

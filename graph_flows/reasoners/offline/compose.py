@@ -109,7 +109,7 @@ def compose(
                     continue
             if len(chain) > 1:
                 # after a hop the question's own names belong to the first link; this passage answers the
-                # relation ("the father's place of death"), so the relation's words pick its unit
+                # relation ("the supplier's delivery date"), so the relation's words pick its unit
                 named = {t for name in aspect["entities"] for t in term_set(name)}
                 held = frozenset(bridged)
                 weights = (

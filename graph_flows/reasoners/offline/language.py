@@ -407,7 +407,7 @@ _SUBORDINATE = re.compile(
 
 
 _HEDGE = re.compile(rf"^\s*(?:(?:{HEDGES})\s+)+", re.I)
-# a possessive ending ("Brand's", "Kansas's"): not part of the name
+# a possessive ending ("Voss's", "Leeds's"): not part of the name
 POSSESSIVE = re.compile(r"['’]s?$")
 
 
@@ -440,7 +440,7 @@ def subordinate_terms(question: str) -> frozenset[str]:
 
 
 def subordinate_clauses(question: str) -> list[str]:
-    """The clauses themselves ("Silverton is located"): what `subordinate_terms` reads."""
+    """The clauses themselves ("the kiln is located"): what `subordinate_terms` reads."""
     question = _HEDGE.sub("", question)  # "roughly when is...": the question word opens it, no clause
     clauses = [
         *_SUBORDINATE.finditer(question),
@@ -451,8 +451,8 @@ def subordinate_clauses(question: str) -> list[str]:
 
 
 def picks_by_time(question: str) -> bool:
-    """A comparison that picks by when ("which came out first", "who was born later"): each side's date is
-    what is compared, so a date in its passage says the event ("a 1997 film" says when it came out)."""
+    """A comparison that picks by when ("which shipped first", "which opened later"): each side's date is
+    what is compared, so a date in its passage says the event ("a 2019 kiln" says when it came)."""
     return bool(_BY_TIME.search(question))
 
 
@@ -460,7 +460,7 @@ def pick_direction(question: str) -> str | None:
     """ "low" when the question asks for the first/smaller side, "high" for the later/larger one."""
     low, high = _PICK_LOW.search(question), _PICK_HIGH.search(question)
     if low and (not high or low.start() < high.start()):
-        return "low"  # "older" sits here: the older one was born first
+        return "low"  # "older" sits here: the older one came first
     return "high" if high else None
 
 
@@ -513,7 +513,7 @@ def asked_head(question: str) -> list[str]:
             phrase = []  # "Kestrel's on-time delivery rate": what follows the owner is the asked thing
             continue
         if word == "of" and len(phrase) == 1 and (phrase[0] in _MEASURE_UNITS or phrase[0] == "name"):
-            # "how many weeks of parental leave": the weeks measure the leave; "the name of the airport": the
+            # "how many weeks of parental leave": the weeks measure the leave; "the name of the supplier": the
             # airport is asked
             phrase = []
             continue
@@ -528,7 +528,7 @@ def asked_head(question: str) -> list[str]:
     if not head:
         return []
     if not re.match(r"\s*(?:what(?:'s|’s| is| are| was| were)|how|is|are)\b", question[m.start() :], re.I):
-        # "what nationality is...", "what company makes...": a class whose member answers ("American"), not
+        # "what company makes...", "what tier is...": a class whose member answers ("Gold"), not
         # a noun the page names; a price or a date ("what renewal price are we...") is still the asked value
         return head if head[-1] in TYPE_NOUNS else []
     return head

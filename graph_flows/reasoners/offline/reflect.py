@@ -238,8 +238,8 @@ def reflect(
             continue
         if best_chain and best_cov >= w.ESTABLISHED:
             # One passage answers, but the sentence that answers names someone else we have not read: the
-            # answer may be theirs ("...resigned to lobby for the Boston Beer Company": when was *it*
-            # founded?). Read them before settling.
+            # answer may be theirs ("...moved to the Harbor Glass Works": when was *it* founded?). Read them
+            # before settling.
             for name in onward:
                 candidates[name] = EntityCandidate(name=name, evidence_id=best_chain[-1], score=2.0)
             missing.append(
@@ -253,7 +253,7 @@ def reflect(
         uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
         uncovered_words += words_for(asked, uncovered)
         # a name the clause picking out the subject gives, with no page of its own, is read where pages say it
-        # ("the state where Silverton is located": a page saying "Silverton, Colorado")
+        # ("the region where Velden is": a page saying "Velden, Norland")
         clause_queries += [
             clause
             for clause in subordinate_clauses(asked)
@@ -280,8 +280,8 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
-        # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
-        # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
+        # the name the first hop gives, searched with what is still unsaid ("the kiln was built by Basalt Works":
+        # "Basalt Works founded"): the page answering may be about it without being titled by it
         if mined:
             bridge = min(mined.values(), key=lambda c: (-c.score, c.name))
             said = readings[bridge.evidence_id].anywhere  # what the passage giving the name already says
@@ -545,8 +545,8 @@ def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
 
 
 def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thing") -> Reading:
-    """The unit covering most of the aspect; among equals, one showing the type the question names ("the date
-    of death": a date in it), then one with the expected answer's shape."""
+    """The unit covering most of the aspect; among equals, one showing the type the question names ("the launch
+    date": a date in it), then one with the expected answer's shape."""
     best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, 0, False)
     shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
     for unit in _with_pairs(readable_units(e), weights, kind):
@@ -560,7 +560,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
     # a hop's relation may be said from the other side ("X reports to Y" says who X's manager is)
     everywhere = term_set(e["text"]) | term_set(e["title"]) | converses(e["text"])
     # a type noun is not a word to cover (it would lift every dated passage), but the relation it asks for is
-    # there when the passage shows the type: "the date of death" is met by a page with dates
+    # there when the passage shows the type: "the launch date" is met by a page with dates
     anywhere = frozenset(t for t in weights if holds(everywhere, t) or t in shown)
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
@@ -568,7 +568,7 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
 def unit_covers(e: Evidence, unit: Unit, weights: Mapping[str, float], kind: str) -> frozenset[str]:
     """The question's terms a unit says, itself (as a question of this kind reads it) or by its heading and
     the passage's title."""
-    # a relation said from the other side is said ("the markka was replaced by the euro": what preceded it)
+    # a relation said from the other side is said ("the P2 was replaced by the P3": what preceded it)
     around, said = context_terms(e, unit), term_set(unit.text) | converses(unit.text, people=False)
     return frozenset(t for t in weights if holds(around, t) or holds(said, t))
 
@@ -766,20 +766,20 @@ def best_chain_for(
     # the place the question picks ("at Harborview's Stockton DC") is checked where the answer is; the relation
     # is what is asked of it ("the site lead")
     relation = {t: v for t, v in weights.items() if t not in entity_terms and t not in placed}
-    # ... less the words of the clause picking out the subject ("where the Siege of Cassel took place", "where
-    # the wind farm is located"): what is asked of it ("what body of water is near", "who was president")
+    # ... less the words of the clause picking out the subject ("where the kiln is located"): what is asked of
+    # it ("who runs the site")
     asked_relation = {t: v for t, v in relation.items() if t not in clause}
 
     def through_mentions() -> Iterator[tuple[str, list[str], str]]:
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
-        as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
-        a page about something else that names it too ("Prague astronomical clock"). Where the page gives
-        the asked role to someone ("directed by Alexander Korda"), the bridge is them."""
+        as a name it mentions ("Ines Marlow (... 1891, Velden)"), and what is asked of the bridge be said on a
+        page about something else that names it too ("Velden clock tower"). Where the page gives the asked
+        role to someone ("approved by Mara Voss"), the bridge is them."""
         if kind == "list" or comparison or best[1] >= w.ESTABLISHED:
             return
         fillers: dict[str, frozenset[str]] = {}
-        # the named page, or a page it leads to by a hop or by naming it ("Brother" names Pearl Jam, whose
-        # page says "formed in Seattle"): the one naming the bridge
+        # the named page, or a page it leads to by a hop or by naming it (a song's page names the band, whose
+        # page says "formed in Velden"): the one naming the bridge
         chains = {eid: chain_of(eid, by_id) for eid in readings}
         starts = [[root] for root in entity_roots if len(chains[root]) == 1]
         starts += [c for c in chains.values() if len(c) == 2 and c[0] in entity_roots] + [
@@ -840,8 +840,8 @@ def best_chain_for(
         describes = comparison and kind == "thing" and chain[0] in entity_roots
         if entity_terms and relation and not describes:
             # Naming the entity is not answering about it: every informative word of the relation the question
-            # asks for ("place of death of the performer of X") must occur along the chain, or a hop is missing
-            # (X's passage names the performer; the death is in the performer's passage).
+            # asks for ("the delivery date of the supplier of X") must occur along the chain, or a hop is missing
+            # (X's passage names the supplier; the delivery is in the supplier's passage).
             top = max(relation.values())
             # one passage: the asked words must be where the answer is (its unit, heading, title), not just
             # somewhere on the page; a chain: anywhere along it
@@ -857,7 +857,7 @@ def best_chain_for(
             ]
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
                 missing = []  # "which shipped first": a dated unit says when it happened
-            # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
+            # After a hop the last passage may say it in other words ("late" for "delay"): most of the
             # relation must still be there. A single passage must hold all of it.
             asked_of = asked_relation or relation  # the clause's own words are not what is asked
             share = sum(v for t, v in asked_of.items() if t in found) / sum(asked_of.values())
@@ -1143,7 +1143,7 @@ def names_a_sibling(text: str, constraint: str) -> bool:
 
 def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> str | None:
     """The unit of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
-    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King"); with a `lexicon`,
+    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Mercury" for "Mercury (kiln)"); with a `lexicon`,
     a page by one of its aliases ("NWL Reno called" names Northwind Logistics)."""
     title = nxt["title"]
     names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
@@ -1161,24 +1161,24 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
 
 def mention_unit(e: Evidence, nxt: Evidence) -> str | None:
     """The unit of `e` naming what the next passage is about, where it has no page of its own ("died ...
-    Prague" before "Prague astronomical clock")."""
+    Velden" before "Velden clock tower")."""
     shared = shared_name(e, nxt["title"], nxt["text"]) or shared_name(
         e, nxt["title"], nxt["text"], loose=True
     )
     return shared[1] if shared else None
 
 
-# the words a name may go on into and still be a name by itself ("in Ohio and Kansas in the 19th century"); an
-# adjective goes on into a noun ("an American film")
+# the words a name may go on into and still be a name by itself ("in Leeds and Hull in the spring"); an
+# adjective goes on into a noun ("a Victorian kiln")
 _FUNCTION_WORDS = (
     r"(?:in|on|at|and|or|to|from|for|with|by|is|was|were|are|as|where|which|who|that|after|before)"
 )
-# a capitalised word, not running on through a possessive ("Mozart's Eine kleine Nachtmusik": "Mozart" owns it)
+# a capitalised word, not running on through a possessive ("Voss's Kiln Notes": "Voss" owns it)
 _CAPITAL_WORD = rf"[{CAPITAL}](?:[\w-]|['’](?!s(?!\w)))*"
 _PROPER_NAME = re.compile(rf"(?<![\w'’]){_CAPITAL_WORD}(?:\s+{_CAPITAL_WORD})*(?P<owner>['’]s(?!\w))?")
 _OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
-# a run that is part of a longer name ("Duke of Devonshire", "King of Italy") or an adjective ("an American
-# film", "a Chinese warlord"): no bridge by itself
+# a run that is part of a longer name ("Bank of Leeds", "Port of Hull") or an adjective ("a Victorian kiln"):
+# no bridge by itself
 _OF = r"(?:of|de|von|van)"
 _LONGER = re.compile(rf"\s+{_OF}\s+[{CAPITAL}]")
 _GOES_ON = re.compile(rf"{_LONGER.pattern}|\s+[a-z]")
@@ -1189,23 +1189,23 @@ _MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
 
 @lru_cache(maxsize=100_000)
 def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tuple[str, ...]:
-    """Whole capitalised runs standing as nouns ("Leader of Opposition (Uganda)": "Uganda"; "1868, Prague"),
+    """Whole capitalised runs standing as nouns ("Depot Lead (Leeds)": "Leeds"; "1891, Velden"),
     not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
     passages reads the named page's units."""
     return tuple(
-        POSSESSIVE.sub("", m.group(0)) if title or m.group("owner") else m.group(0)  # "Kansas's districts"
+        POSSESSIVE.sub("", m.group(0)) if title or m.group("owner") else m.group(0)  # "Leeds's depots"
         for m in _PROPER_NAME.finditer(text)
         if (title or not _OPENS.search(text[: m.start()]))
-        # a run going on into a longer name or a noun ("an American film") is no name by itself; read `loose`,
-        # a run going on into a function word is ("Ohio and Kansas in the 19th century"), and so is a run of two
-        # capitalised words going on into any lowercase word ("by Louis Armstrong from the album")
+        # a run going on into a longer name or a noun ("a Victorian kiln") is no name by itself; read `loose`,
+        # a run going on into a function word is ("Leeds and Hull in the spring"), and so is a run of two
+        # capitalised words going on into any lowercase word ("by Mara Voss from the team")
         and (
             title
-            or m.group("owner")  # whatever follows is what the name owns ("Mozart's juvenile works")
+            or m.group("owner")  # whatever follows is what the name owns ("Voss's early notes")
             or not _GOES_ON.match(text, m.end())
             or (
                 loose
-                and not _OF_A_NAME.search(text[: m.start()])  # "Miguel of Portugal and his wife"
+                and not _OF_A_NAME.search(text[: m.start()])  # "Ada of Leeds and her team"
                 and (
                     not _GOES_ON_INTO_A_NOUN.match(text, m.end())
                     or (" " in m.group(0) and not _LONGER.match(text, m.end()))
@@ -1223,17 +1223,17 @@ def shared_name(
 ) -> tuple[str, str] | None:
     """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
     whole name of its own, and not one of the question's words: the bridge a page names without a page of
-    its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
+    its own ("Ines Marlow ... 1891, Velden" and "Velden clock tower"); with the unit of `e`."""
     titled = [n for n in _proper_names(title, title=True) if not term_set(n) & asked]
     names = [
         n for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose)]) if not term_set(n) & asked
     ]
     for unit in readable_units(e) if names else []:
         here = _proper_names(unit.text, loose=loose)
-        # a name the other page is titled by is a name wherever it stands ("Kansas in the 19th century")
+        # a name the other page is titled by is a name wherever it stands ("Leeds in the spring")
         near = _proper_names(unit.text, loose=True) if titled and not loose else here
-        # read loosely, a person's surname alone is their name where one page gives it whole ("Ed Sheeran",
-        # then "Sheeran and Wadge began writing")
+        # read loosely, a person's surname alone is their name where one page gives it whole ("Mara Voss",
+        # then "Voss and Brandt began testing")
         surnames = {n.split()[-1]: n for n in here if len(n.split()) == 2} if loose else {}
         for name in names:
             if name in here or (name in titled and name in near):
