@@ -80,9 +80,6 @@ class StoreLexicon:
             {n for doc in self.resolve(name) for n in self._graph.names_of(doc) if normalise(n) != key}
         )
 
-    def titled(self, word: str) -> list[str]:
-        return self._graph.disambiguated(word)
-
     def idf(self, term: str) -> float:
         if term not in self._idf:
             self.prefetch([term])

@@ -48,10 +48,6 @@ class Aspect(TypedDict):
     question: NotRequired[str]
     # names the question sets aside ("besides Northwind, ..."): the answer is about someone else
     excluded: NotRequired[list[str]]
-    # the relation each hop takes from the named entity ("X's paternal grandfather": father, then father)
-    steps: NotRequired[list[str]]
-    # the relative whose page answers ("where did X's father die": X's page names him, his page says where)
-    of_relative: NotRequired[str]
 
 
 class Gap(TypedDict):

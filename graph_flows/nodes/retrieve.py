@@ -14,7 +14,7 @@ import time
 from connectors.knowledge.results import Hit
 from graph_flows.config import THRESHOLDS, FlowConfig
 from graph_flows.knowledge import KnowledgeReader
-from graph_flows.reading import holds, question_terms, replaced_names, sentences, term_set, terms, terms_for
+from graph_flows.reading import holds, question_terms, replaced_names, sentences, term_set, terms
 from graph_flows.state import Evidence, ThreadState
 
 SNIPPET_CHARS = 1500
@@ -38,7 +38,6 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     have_docs = {e["doc_id"] for e in evidence if e["turn"] == state["turn"]}
     plan = state["plan"]
     focus = set(question_terms(plan.get("effective_question") or state["question"]))
-    kind = plan.get("answer_type", "thing")  # what a chunk must say: a life span says when, not where
     counter = next_evidence_number(evidence)
     new: list[Evidence] = []
     tried = list(state["tried_queries"])
@@ -67,7 +66,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             )
             for name in plan.get("entities", []):
                 for doc_id in knowledge.resolve([name], principals).get(name, [])[:2]:
-                    hit, n, rest = _best_chunk(knowledge, doc_id, principals, focus, kind, with_rest=True)
+                    hit, n, rest = _best_chunk(knowledge, doc_id, principals, focus, with_rest=True)
                     skimmed += n
                     for chunk in (hit, rest):
                         if chunk is not None:
@@ -98,8 +97,8 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
             for doc_id in knowledge.resolve([seed], principals).get(seed, [])[:2]:
                 seed_docs.append((doc_id, origins.get(seed)))
         for rank, (doc_id, parent) in enumerate(seed_docs):
-            onward = _unsaid(focus, by_id.get(parent) if parent else None, kind)
-            hit, n, rest = _best_chunk(knowledge, doc_id, principals, onward, kind, with_rest=True)
+            onward = _unsaid(focus, by_id.get(parent) if parent else None)
+            hit, n, rest = _best_chunk(knowledge, doc_id, principals, onward, with_rest=True)
             skimmed += n
             for chunk in (hit, rest):
                 if chunk is not None:
@@ -118,8 +117,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
                     knowledge,
                     doc_id,
                     principals,
-                    _unsaid(focus, by_id.get(parent) if parent else None, kind),
-                    kind,
+                    _unsaid(focus, by_id.get(parent) if parent else None),
                     with_rest=True,
                 )
                 skimmed += n
@@ -134,7 +132,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
     # Second readings of documents already chosen: further search hits, and each document's best chunk for
     # the question (a policy's first chunk names it; its third holds the rule asked about).
     for e in [x for x in new if x["via"] == "text"]:  # entity and graph reads already took the best chunk
-        best, n, rest = _best_chunk(knowledge, e["doc_id"], principals, focus, kind, with_rest=True)
+        best, n, rest = _best_chunk(knowledge, e["doc_id"], principals, focus, with_rest=True)
         skimmed += n
         if best is not None and best.chunk_id not in have_chunks:
             more.insert(0, (best, e["via"], e["parent"], e["score"]))
@@ -145,7 +143,7 @@ def retrieve(state: ThreadState, *, knowledge: KnowledgeReader, flow_settings: F
         for name in replaced_names(e["text"]):
             for doc_id in knowledge.resolve([name], principals).get(name, [])[:1]:
                 if doc_id not in have_docs:
-                    hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus, kind)
+                    hit, n, _ = _best_chunk(knowledge, doc_id, principals, focus)
                     skimmed += n
                     if hit is not None:
                         have_docs.add(doc_id)
@@ -192,12 +190,12 @@ def _says_otherwise(query: str, knowledge: KnowledgeReader, principals: frozense
     return any(df.get(t, 0) == 0 for t in asked)
 
 
-def _unsaid(focus: set[str], parent: Evidence | None, kind: str = "thing") -> set[str]:
-    """A hop reads the next document for what the passage leading there leaves unsaid ("the performer of song
-    X": the song's passage said who; the performer's page is read for where she died)."""
+def _unsaid(focus: set[str], parent: Evidence | None) -> set[str]:
+    """A hop reads the next document for what the passage leading there leaves unsaid ("the supplier of part
+    X": the part's passage said who; the supplier's page is read for when it delivers)."""
     if parent is None:
         return focus
-    said = term_set(parent["title"]) | terms_for(parent["text"], kind)
+    said = term_set(parent["title"]) | term_set(parent["text"])
     return {t for t in focus if not holds(said, t)} or focus
 
 
@@ -206,7 +204,6 @@ def _best_chunk(
     doc_id: str,
     principals: frozenset[str],
     focus: set[str],
-    kind: str = "thing",
     *,
     with_rest: bool = False,
 ) -> tuple[Hit | None, int, Hit | None]:
@@ -221,17 +218,13 @@ def _best_chunk(
 
     def skim(hit: Hit) -> float:
         first = (sentences(hit.text) or [""])[0]
-        return (
-            len(focus & terms_for(hit.text, kind))
-            + 0.5 * len(focus & term_set(first))
-            - 0.01 * chunks.index(hit)
-        )
+        return len(focus & term_set(hit.text)) + 0.5 * len(focus & term_set(first)) - 0.01 * chunks.index(hit)
 
     best = max(chunks, key=skim)
     if not with_rest:
         return best, len(chunks), None
-    lacking = focus - terms_for(best.text, kind) - term_set(best.title)
-    gains = [(len(lacking & terms_for(c.text, kind)), -i, c) for i, c in enumerate(chunks) if c is not best]
+    lacking = focus - term_set(best.text) - term_set(best.title)
+    gains = [(len(lacking & term_set(c.text)), -i, c) for i, c in enumerate(chunks) if c is not best]
     gain, _, rest = max(gains, key=lambda g: g[:2]) if lacking else (0, 0, None)
     return best, len(chunks), rest if gain else None
 

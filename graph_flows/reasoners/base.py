@@ -35,10 +35,6 @@ class Lexicon(Protocol):
         """The other names (title, aliases) of the visible documents a name denotes ("NWL" for Northwind)."""
         ...
 
-    def titled(self, word: str) -> list[str]:
-        """Titles of visible documents that are this one word with a disambiguator ("Brand" -> "Brand (play)")."""
-        ...
-
 
 @dataclass
 class PlanProposal:

@@ -18,24 +18,19 @@ from typing import Any
 from connectors.text import STOPWORDS, TICKET_KEY, normalise, tokens
 from graph_flows.reading import (
     DIMENSIONS,
-    NATIONALITY_WORDS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     YEAR,
     Unit,
     asked_dimension,
-    converses,
     corrected,
     has_answer_shape,
     holds,
-    life_year,
-    lifetime,
     precise_date,
     raises_a_question,
     shows_type,
     stem,
     term_set,
-    terms_for,
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon
@@ -44,9 +39,7 @@ from graph_flows.reasoners.offline.language import (
     another_of,
     asked_class,
     asked_head,
-    asks_lifetime,
     constraint_words,
-    life_event_asked,
     pick_direction,
     subordinate_terms,
 )
@@ -63,7 +56,6 @@ from graph_flows.reasoners.offline.reflect import (
     mention_unit,
     mentions_all,
     names_set_aside,
-    nationality_unit,
     readable_units,
     says_any,
 )
@@ -107,7 +99,7 @@ def compose(
                 bridge = bridge_unit(e, nxt, lexicon) or mention_unit(e, nxt)
                 if bridge:
                     say(bridge, eid, aspect["id"])
-                    bridged |= terms_for(bridge, kind) | term_set(e["title"])  # a life span says no place
+                    bridged |= term_set(bridge) | term_set(e["title"])
                 continue
             if kind == "list":
                 listed = list_answer(e, aspect, weights, question, lexicon, evidence)
@@ -115,13 +107,9 @@ def compose(
                     for text, cited in listed:
                         say(text, cited, aspect["id"])
                     continue
-            stated = _last_step(aspect, e, evidence) if len(chain) > 1 else None
-            if stated:
-                say(*stated, aspect["id"])  # "the son of Charles I and Zita": the father's mother
-                continue
             if len(chain) > 1:
                 # after a hop the question's own names belong to the first link; this passage answers the
-                # relation ("the father's place of death"), so the relation's words pick its unit
+                # relation ("the supplier's delivery date"), so the relation's words pick its unit
                 named = {t for name in aspect["entities"] for t in term_set(name)}
                 held = frozenset(bridged)
                 weights = (
@@ -129,14 +117,6 @@ def compose(
                     or {t: v for t, v in weights.items() if t not in named}
                     or weights
                 )
-                of_another = not is_entity_passage(e, aspect["entities"])
-                if of_another and weights.keys() & NATIONALITY_WORDS:
-                    # "what nationality is the director": the adjective before what they are, where the
-                    # document says it first
-                    said = nationality_unit(sorted(same_document(e, evidence), key=_chunk_order))
-                    if said:
-                        say(*said, aspect["id"])
-                        continue
             else:
                 # a clause picking out the occasion ("whose Reno site went down") found the document; the rest
                 # of the question picks the unit
@@ -198,8 +178,8 @@ def compose(
             for unit, cited in picked[:3]:
                 say(unit_text(unit, focus), cited, aspect["id"])
             if plan.get("comparison") and picked:
-                whole = plan.get("effective_question") or question
-                value, cited = _side_value(picked[0], parts, focus, kind, whole)
+                unit, cited = picked[0]
+                value = _comparable(unit_text(unit, focus), kind)
                 if value:
                     side = aspect["entities"][0] if aspect["entities"] else ""
                     side_values.append((side, value, cited))
@@ -565,7 +545,7 @@ def scored_units(
     wanted = asked_head(question) or ([dimension] if dimension else [])
     scored = []
     for i, ((unit, e), sim) in enumerate(zip(candidates, sims, strict=True)):
-        unit_terms = terms_for(unit.text, kind)
+        unit_terms = term_set(unit.text)
         around = context_terms(e, unit)
         # a type noun is held by a unit showing that type ("email": an address)
         in_unit = {t for t in weights if holds(unit_terms, t) or shows_type(unit.text, t)}
@@ -672,19 +652,6 @@ def corrections(picked: Sequence[tuple[Unit, str]], parts: Sequence[Evidence]) -
     return out[:1]
 
 
-def _last_step(aspect: dict[str, Any], e: Evidence, evidence: Sequence[Evidence]) -> tuple[str, str] | None:
-    """The first sentence of the last page of a kinship chain that states the last step, from either side
-    ("the son of Charles I and Zita" says who his mother is): the answer to "X's paternal grandmother"."""
-    step = stem(aspect.get("steps", [""])[-1])
-    for part in same_document(e, evidence) if step else []:
-        for unit in readable_units(part):
-            if holds(term_set(unit.text) | converses(unit.text), step) and has_answer_shape(
-                unit.text, "person"
-            ):
-                return unit.text, part["id"]
-    return None
-
-
 def named_passages(
     picked: Sequence[tuple[Unit, str]], evidence: Sequence[Evidence], lexicon: Lexicon
 ) -> list[Evidence]:
@@ -705,31 +672,8 @@ def same_document(e: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
     return [e, *others]
 
 
-def _side_value(
-    picked: tuple[Unit, str], parts: Sequence[Evidence], focus: Sequence[str], kind: str, question: str
-) -> tuple[str | None, str]:
-    """The value a compared side is weighed by, from its chosen unit; a birth, a death or a life's length from
-    wherever its page states it (the life span heads the page, the chosen unit may be about the work)."""
-    unit, eid = picked
-    by_length = asks_lifetime(question)
-    if not by_length and not life_event_asked(question):
-        return _comparable(unit_text(unit, focus), kind, question), eid
-    for text, cited in [
-        (unit_text(unit, focus), eid),
-        *((u.text, p["id"]) for p in parts for u in readable_units(p)),
-    ]:
-        value = lifetime(text) if by_length else _comparable(text, kind, question)
-        if value:
-            return value, cited
-    return None, eid
-
-
-def _comparable(text: str, kind: str, question: str = "") -> str | None:
-    """The value a comparison can be decided on: the birth or death year it asks about ("who died first"), a
-    date or year, else a quantity."""
-    event = life_event_asked(question)
-    if event:
-        return life_year(text, event)  # another year (a birth for "who died first") decides nothing
+def _comparable(text: str, kind: str) -> str | None:
+    """The value a comparison can be decided on: a date or year, else a quantity."""
     years = YEAR.findall(text)
     if years and kind in {"date", "choice", "thing", "yesno"}:
         return years[0]

@@ -5,7 +5,7 @@ insists on, and which way a comparison question picks. Pure functions of text an
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 
 from connectors.text import STOPWORDS, fold, normalise, tokens
@@ -300,31 +300,16 @@ def comparison_sides(question: str, entities: list[str]) -> list[str]:
     # known names first; then runs of capitalised words and codes ("the Starter and Pro plans", "Fen 5 versus
     # Fen 7 Cargo"); then capitalised phrases that may hold "of"/"and" ("Bank of Leeds")
     capitalised = [m.strip() for m in _CAPITALISED.findall(question) if len(m.strip()) > 2]
-    for known, names in ((True, entities), (False, name_spans_in(question)), (False, capitalised)):
+    for names in (entities, name_spans_in(question), capitalised):
         spans = name_spans(question, names)
         sides: list[str] = []
-        for (s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
+        for (_s1, e1, n1), (s2, _e2, n2) in pairwise(spans):
             between = question[e1:s2]
             if _JOINER.match(between) or _LOOSE_JOINER.match(between):
-                first = n1 if known or sides else _whole_title(question, s1, e1)
-                sides += [n for n in (first, n2) if n not in sides]
+                sides += [n for n in (n1, n2) if n not in sides]
         if len(sides) >= 2:
             return sides[:4]
     return []
-
-
-_TITLE_WORD = re.compile(rf"^\W*(?:[{CAPITAL}0-9]|$)")
-
-
-def _whole_title(question: str, start: int, end: int) -> str:
-    """A side read as a run of capitalised words, with the capitalised words before it that the run broke off
-    at a colon or an apostrophe ("Harbour Lights: A Winter Among The Fishing Towns Of Brittany", "Round 'Em
-    Up Slowly"), back to the comma that ends the question's own clause."""
-    before = question[:start]
-    lead = before[before.rfind(", ") + 2 :] if ", " in before else ""
-    if lead.strip() and all(_TITLE_WORD.match(word) for word in lead.split()):
-        return f"{lead}{question[start:end]}".strip()
-    return question[start:end]
 
 
 def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -337,17 +322,9 @@ def name_spans(question: str, names: Sequence[str]) -> list[tuple[int, int, str]
     return sorted(spans)
 
 
-_AGE = re.compile(r"\b(younger|youngest|older|oldest)\b", re.I)
-
-
 def pick_words(question: str) -> list[str]:
     """The words by which a comparison picks a side ("later", "first", "larger")."""
     return [m.group(0) for m in (*_PICK_LOW.finditer(question), *_PICK_HIGH.finditer(question))]
-
-
-def implied_terms(question: str) -> list[str]:
-    """What a pick word asks of each side without saying it: age is a birth date."""
-    return ["birth"] if _AGE.search(question) else []
 
 
 # "the customer that hosts our canary robots", "the motors whose late delivery held up 4.2": a thing the
@@ -422,76 +399,6 @@ def picks_by_relative_clause(question: str) -> bool:
     return bool(_RELATIVE_CLAUSE.search(question))
 
 
-_PLACE_KIND = "city|town|village|county|state|province|country|region|district"
-# "the area of the county where Larkmoor Field Aerodrome is": the place a relative clause picks out
-_PICKED_PLACE = re.compile(rf"\bthe\s+({_PLACE_KIND})\s+(?:where|that|which|in\s+which|whose)\b", re.I)
-# "the city population", "the population of the county": a statement about a place of a kind it names
-_PLACE_OF_STATEMENT = re.compile(
-    rf"\b(?:the|its)\s+({_PLACE_KIND})(?:['’]s)?\s+(\w+)|\b(\w+)\s+of\s+the\s+({_PLACE_KIND})\b", re.I
-)
-
-
-def picked_place(question: str) -> str | None:
-    """The kind of place a relative clause picks out ("the state where X is"), which the answer is about."""
-    m = _PICKED_PLACE.search(question)
-    return m.group(1).lower() if m else None
-
-
-def of_another_place(text: str, kind: str, relation: Container[str]) -> bool:
-    """The unit says the asked relation of a place of another kind ("the city population was 27,340" for the
-    state's population): the page is the bridge's, not the place asked about."""
-    for m in _PLACE_OF_STATEMENT.finditer(text):
-        place, word = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-        if place.lower() != kind and stem(word.lower()) in relation:
-            return True
-    return False
-
-
-# "the country containing Nugegoda", "the state where Pocahontas Mounds is": a country or state the question picks
-# out to ask something of it (the kinds a page names by name, adjective or address); "which country is the
-# director from", "the same country", "the country of citizenship of X" ask for the country itself
-_BRIDGING_PLACE = re.compile(
-    r"(?<!same )\bthe\s+(country|state|province)\b(?!\s+of\s+(?:citizenship|origin|birth|nationality))", re.I
-)
-
-
-def bridging_place(question: str) -> str | None:
-    """The kind of place the question picks out on the way to what it asks ("the country containing X")."""
-    m = _BRIDGING_PLACE.search(question)
-    return m.group(1).lower() if m else None
-
-
-# "the association which published X", "the man who directed X": the verb of a relative clause about an agent
-# (a place's "where ... is located" is `bridging_place`'s; "who was born" names no role)
-_AGENT_CLAUSE = re.compile(
-    r"\b(?:which|that|who)\s+(?:also\s+)?(?!(?:is|was|are|were|has|had|have)\b)([a-z]+ed)\b"
-)
-
-
-def agent_roles(question: str) -> set[str]:
-    """The stems of the roles relative clauses ask an agent of ("which published X": publish)."""
-    return {stem(m.group(1)) for m in _AGENT_CLAUSE.finditer(question)}
-
-
-# "the first president", "the last emperor": the one of an order the question asks for, which a page says as such
-_ORDINAL_ASKED = re.compile(r"\bthe\s+(first|last)\s+(?!time\b)[a-z]", re.I)
-_ORDINAL_SAID = {
-    "first": re.compile(r"\b(?:first|1st|founding|inaugural)\b", re.I),
-    "last": re.compile(r"\b(?:last|final)\b", re.I),
-}
-
-
-def ordinal_asked(question: str) -> str | None:
-    """ "Who was the first president of X": "first" (a comparison's "which came out first" is no such)."""
-    m = _ORDINAL_ASKED.search(question)
-    return m.group(1).lower() if m else None
-
-
-def says_ordinal(text: str, ordinal: str) -> bool:
-    """The unit says the rank asked for ("its first President", "the founding president")."""
-    return bool(_ORDINAL_SAID[ordinal].search(text))
-
-
 # A clause inside the question that picks out the occasion or the thing ("when we enforced YubiKeys", "whose
 # Reno site went down"), up to the next comma or the end; never the question's opening word
 _SUBORDINATE = re.compile(
@@ -500,7 +407,7 @@ _SUBORDINATE = re.compile(
 
 
 _HEDGE = re.compile(rf"^\s*(?:(?:{HEDGES})\s+)+", re.I)
-# a possessive ending ("Brand's", "Kansas's"): not part of the name
+# a possessive ending ("Voss's", "Leeds's"): not part of the name
 POSSESSIVE = re.compile(r"['’]s?$")
 
 
@@ -533,55 +440,27 @@ def subordinate_terms(question: str) -> frozenset[str]:
 
 
 def subordinate_clauses(question: str) -> list[str]:
-    """The clauses themselves ("Silverton is located"): what `subordinate_terms` reads."""
+    """The clauses themselves ("the kiln is located"): what `subordinate_terms` reads."""
     question = _HEDGE.sub("", question)  # "roughly when is...": the question word opens it, no clause
     clauses = [
         *_SUBORDINATE.finditer(question),
         *_ZERO_RELATIVE.finditer(question),
         *_EARLIER_PART.finditer(question),
     ]
-    return [_before_the_main_verb(m.group(1)) for m in clauses]
-
-
-# the main clause's passive verb right after a name ending the relative clause ("the island that exported Copper
-# Lantern seized by the Dutch"); "that was directed by Tom Arlen" has its verb after an auxiliary, not a name
-_PASSIVE_MAIN = re.compile(rf"\b[{CAPITAL}][\w'’.-]*(\s+\w+(?:ed|en)\s+by\b)")
-
-
-def _before_the_main_verb(clause: str) -> str:
-    m = _PASSIVE_MAIN.search(clause)
-    return clause[: m.start(1)] if m else clause
+    return [m.group(1) for m in clauses]
 
 
 def picks_by_time(question: str) -> bool:
-    """A comparison that picks by when ("which came out first", "who was born later"): each side's date is
-    what is compared, so a date in its passage says the event ("a 1997 film" says when it came out)."""
+    """A comparison that picks by when ("which shipped first", "which opened later"): each side's date is
+    what is compared, so a date in its passage says the event ("a 2019 kiln" says when it came)."""
     return bool(_BY_TIME.search(question))
-
-
-_LIFE_EVENT = re.compile(r"\b(?:(died|dies|die|death)|(born|birth|older|oldest|younger|youngest))\b", re.I)
-_LIFETIME = re.compile(
-    r"\blived?\s+(?:longer|shorter|the\s+longest|the\s+shortest|longest|shortest)\b|\b(?:longer|shorter)[- ]lived\b",
-    re.I,
-)
-
-
-def life_event_asked(question: str) -> str | None:
-    """ "who died first": the death is compared; "who was born later", "who is older": the birth."""
-    m = _LIFE_EVENT.search(question)
-    return None if m is None else ("death" if m.group(1) else "birth")
-
-
-def asks_lifetime(question: str) -> bool:
-    """ "Who lived longer, X or Y?": the sides' life spans are compared by their length, not their dates."""
-    return bool(_LIFETIME.search(question))
 
 
 def pick_direction(question: str) -> str | None:
     """ "low" when the question asks for the first/smaller side, "high" for the later/larger one."""
     low, high = _PICK_LOW.search(question), _PICK_HIGH.search(question)
     if low and (not high or low.start() < high.start()):
-        return "low"  # "older" sits here: the older one was born first
+        return "low"  # "older" sits here: the older one came first
     return "high" if high else None
 
 
@@ -593,10 +472,6 @@ def words_for(text: str, stems: Sequence[str]) -> list[str]:
         if stem(token) in wanted and token not in out:
             out.append(token)
     return out
-
-
-def same_name(a: str, b: str) -> bool:
-    return bool(normalise(a)) and normalise(a) == normalise(b)
 
 
 # "what's the web portal's current error budget", "what storage quota are we...", "how many desks...": the noun
@@ -638,7 +513,7 @@ def asked_head(question: str) -> list[str]:
             phrase = []  # "Kestrel's on-time delivery rate": what follows the owner is the asked thing
             continue
         if word == "of" and len(phrase) == 1 and (phrase[0] in _MEASURE_UNITS or phrase[0] == "name"):
-            # "how many weeks of parental leave": the weeks measure the leave; "the name of the airport": the
+            # "how many weeks of parental leave": the weeks measure the leave; "the name of the supplier": the
             # airport is asked
             phrase = []
             continue
@@ -653,7 +528,7 @@ def asked_head(question: str) -> list[str]:
     if not head:
         return []
     if not re.match(r"\s*(?:what(?:'s|’s| is| are| was| were)|how|is|are)\b", question[m.start() :], re.I):
-        # "what nationality is...", "what company makes...": a class whose member answers ("American"), not
+        # "what company makes...", "what tier is...": a class whose member answers ("Gold"), not
         # a noun the page names; a price or a date ("what renewal price are we...") is still the asked value
         return head if head[-1] in TYPE_NOUNS else []
     return head

@@ -5,23 +5,19 @@ swap, an attribute swap, or the same question again).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from connectors.text import TICKET_KEY, dedupe, normalise
-from graph_flows.reading import STEP_SAID_AS, answer_type, kin_steps, question_terms, relative_asked, terms
+from connectors.text import TICKET_KEY, dedupe
+from graph_flows.reading import answer_type, question_terms, terms
 from graph_flows.reasoners.base import Lexicon, PlanProposal
 from graph_flows.reasoners.offline.language import (
     COMPARISON,
-    POSSESSIVE,
     QUOTED,
     comparison_sides,
     distributed,
     excluded_names,
     followup_question,
-    implied_terms,
     is_followup,
-    name_spans_in,
     pick_words,
     question_parts,
     side_words,
@@ -47,68 +43,6 @@ def _part_aspect(i: int, part: str, entities: Sequence[str], lexicon: Lexicon) -
     }
 
 
-def _by_steps(aspect: Aspect) -> Aspect:
-    """A kinship word made of relations ("X's paternal grandfather") is asked as its steps: each relation's
-    word, and one hop per step (X's page names the father; the father's page names his). Something asked of a
-    relative ("where did X's father die") is read on the relative's page, one hop from X's."""
-    kin = kin_steps(aspect["text"])
-    if kin is None:
-        relative = relative_asked(aspect["text"])
-        # "who is X's father" is answered on X's page; "where did X's father die" on the father's
-        if relative is None or answer_type(aspect["text"]) == "person":
-            return aspect
-        return {**aspect, "of_relative": relative}
-    word, steps = kin
-    composed = set(terms(word))
-    kept = [t for t in aspect["terms"] if t not in composed]
-    # a step said either way ("parent": his mother, the son of) is checked on the hop, not asked as a word
-    said = [step for step in steps if step not in STEP_SAID_AS]
-    return {**aspect, "terms": dedupe([*kept, *terms(" ".join(said))]), "steps": list(steps)}
-
-
-def _stands_alone(word: str, question: str) -> bool:
-    """The word is not one of a run of capitalised words ("No Good, Very Bad Day", "Alexander Good")."""
-    tokens = re.findall(r"[\w'’-]+", question)
-    for i, token in enumerate(tokens):
-        if POSSESSIVE.sub("", token) == word:
-            before = tokens[i - 1] if i else ""
-            after = tokens[i + 1] if i + 1 < len(tokens) else ""
-            return not before[:1].isupper() and not after[:1].isupper()
-    return False
-
-
-def _one_word_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> list[str]:
-    """A capitalised word the question names that only a disambiguated title carries ("the author of Brand":
-    "Brand (play)"): text never counts it as a name (every "brand" would be one), a question naming it does,
-    when exactly one visible document is so titled."""
-    found = {w for name in names for w in normalise(name).split()}
-    out = []
-    for span in name_spans_in(question):
-        word = POSSESSIVE.sub("", span)
-        if " " in word or normalise(word) in found or not _stands_alone(word, question):
-            continue
-        titles = lexicon.titled(word)
-        if len(titles) == 1:
-            out.append(titles[0])
-    return out
-
-
-def _plural_titles(question: str, names: Sequence[str], lexicon: Lexicon) -> list[str]:
-    """A title the question writes as a possessive ("Big Eye's main director" for the film "Big Eyes"): the
-    name with its "s" back, where that is a visible title and the name without it is none."""
-    known = {normalise(n) for n in names}
-    out = []
-    for span in name_spans_in(question):
-        if not re.search(r"['’]s$", span):
-            continue
-        base = POSSESSIVE.sub("", span)
-        if normalise(base) in known or lexicon.resolve(base):
-            continue
-        if lexicon.resolve(f"{base}s"):
-            out.append(f"{base}s")
-    return out
-
-
 def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> PlanProposal:
     q = " ".join(question.split())
     effective, followup_of, edit = q, None, ""
@@ -129,8 +63,6 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
             *quoted,
             *shared,
             *names,
-            *_one_word_titles(effective, names, lexicon),
-            *_plural_titles(effective, names, lexicon),
         ]
     )
     kind = answer_type(q)
@@ -155,7 +87,6 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
             for t in question_terms(effective)
             if t not in side_terms and t not in operators and t not in owned
         ]
-        relation += [t for t in implied_terms(q) if t not in relation]  # "younger" asks for a birth date
         aspects = [
             {
                 "id": f"a{i + 1}",
@@ -173,7 +104,6 @@ def plan(question: str, history: Sequence[TurnRecord], lexicon: Lexicon) -> Plan
         if len(parts) > 1:
             # one message, several questions: each is established (or left open) on its own
             aspects = [_part_aspect(i, part, entities, lexicon) for i, part in enumerate(parts)]
-        aspects = [_by_steps(a) for a in aspects]
     set_aside = excluded_names(effective, entities)
     if set_aside and not sides:
         # "besides Northwind, has any other customer...": not a name the answer must carry, one it must not

@@ -22,63 +22,41 @@ from typing import Any
 from connectors.text import STOPWORDS, TICKET_KEY, dedupe, fold, normalise, short_name, tokens
 from graph_flows.reader.instructions import readable
 from graph_flows.reading import (
-    LIFE_EVENTS,
     MONTHS,
     NAMED_KINDS,
-    NATIONALITY_WORDS,
     QUANTITY_KINDS,
-    STEP_SAID_AS,
     TYPE_NOUNS,
     TYPED_KINDS,
     UNIT_SEPARATOR,
     Unit,
     also_said,
     asks_duration,
-    child_of,
     converses,
     has_answer_shape,
     holds,
     only_a_year,
     precise_date,
     replaced_names,
-    role_filled_by_another,
-    role_filler_names,
     role_fillers,
-    says_nationality,
     shows_type,
     states_duration,
     stem,
     term_set,
     terms,
-    terms_for,
     units,
 )
 from graph_flows.reasoners.base import EntityCandidate, Lexicon, ReflectionProposal
 from graph_flows.reasoners.offline import weights as w
-from graph_flows.reasoners.offline.countries import (
-    adjectives_of,
-    countries_by_adjective,
-    countries_named,
-    places_in,
-    provinces_named,
-)
 from graph_flows.reasoners.offline.language import (
     CAPITAL,
     POSSESSIVE,
     VERSION,
-    agent_roles,
     asked_class,
     asked_head,
-    bridging_place,
     constraint_words,
-    of_another_place,
-    ordinal_asked,
-    picked_place,
     picks_by_relative_clause,
     picks_by_time,
     qualifiers,
-    same_name,
-    says_ordinal,
     subordinate_clauses,
     subordinate_terms,
     words_for,
@@ -87,11 +65,8 @@ from graph_flows.state import Evidence, Gap
 
 
 def is_common_name(name: str, lexicon: Lexicon) -> bool:
-    """A name most pages say ("United States", or "American" for it): the idf of its rarest word is low."""
-    return any(
-        max((lexicon.idf(t) for t in terms(said)), default=0.0) < w.COMMON_NAME
-        for said in (name, *adjectives_of(name))
-    )
+    """A name most pages say ("United States"): the idf of its rarest word is low."""
+    return max((lexicon.idf(t) for t in terms(name)), default=0.0) < w.COMMON_NAME
 
 
 def dense_support(similarity: float) -> float:
@@ -203,8 +178,6 @@ def reflect(
                 for eid, r in readings.items()
                 if not says_any(aside, f"{r.evidence['title']} {r.best}")
             }
-        # "the association which published the Journal": the name the named page gives that role, the bridge
-        filled = _role_bridge(asked, aspect["entities"], entity_terms, evidence)
         best_chain, best_cov, best_terms = best_chain_for(
             readings,
             by_id,
@@ -224,12 +197,7 @@ def reflect(
             occasion,
             member_class,
             called,
-            aspect.get("steps", []),
-            aspect.get("of_relative"),
             lambda name: is_common_name(name, lexicon),
-            picked_place(asked),
-            None if plan.get("comparison") else ordinal_asked(asked),
-            filled,
         )
         notes.append(f"{aspect['id']}: chain={best_chain} support={best_cov:.2f}")
         onward = (
@@ -270,8 +238,8 @@ def reflect(
             continue
         if best_chain and best_cov >= w.ESTABLISHED:
             # One passage answers, but the sentence that answers names someone else we have not read: the
-            # answer may be theirs ("...resigned to lobby for the Boston Beer Company": when was *it*
-            # founded?). Read them before settling.
+            # answer may be theirs ("...moved to the Harbor Glass Works": when was *it* founded?). Read them
+            # before settling.
             for name in onward:
                 candidates[name] = EntityCandidate(name=name, evidence_id=best_chain[-1], score=2.0)
             missing.append(
@@ -285,15 +253,15 @@ def reflect(
         uncovered = [t for t in weights if t not in best_terms and t not in entity_terms]
         uncovered_words += words_for(asked, uncovered)
         # a name the clause picking out the subject gives, with no page of its own, is read where pages say it
-        # ("the state where Silverton is located": a page saying "Silverton, Colorado")
+        # ("the region where Velden is": a page saying "Velden, Norland")
         clause_queries += [
             clause
             for clause in subordinate_clauses(asked)
             if (named := [c for c in constraints if _says_name(clause, c)])
             and not any(_mentions(e, c) for c in named for e in evidence)
         ]
-        # ... and so is any name the question gives that nothing read says ("the country containing Nugegoda",
-        # where every page read is about the British Empire): searched by itself, it finds the pages saying it
+        # ... and so is any name the question gives that nothing read says: searched by itself, it finds the
+        # pages saying it
         unseen = [c for c in constraints if not any(_mentions(e, c) for e in evidence)]
         if unseen and not clause_queries:
             clause_queries.append(" ".join(unseen))
@@ -312,23 +280,8 @@ def reflect(
         for name, cand in mined.items():
             if name not in candidates or candidates[name].score < cand.score:
                 candidates[name] = cand
-        bridges: list[tuple[str, list[str]]] = []  # a bridge named on a page, and the words asked of it
-        if filled:
-            # "published by the American Psychological Association": what is asked of the association
-            bridges.append((filled, [t for t in weights if t not in occasion and t not in entity_terms]))
-        if (kind := bridging_place(asked)) and (
-            found := _place_bridge(kind, aspect, constraints, evidence, lexicon)
-        ):
-            # what is asked of the place, less what the passage naming it says ("Sri Lanka leave British Empire")
-            place, e = found
-            said = read(e, weights, total).anywhere
-            bridges.append((place, [t for t in weights if t != stem(kind) and t not in said]))
-        for name, unsaid in bridges:
-            bridge_queries.append(f"{name} {' '.join(words_for(asked, unsaid))}")
-            if name not in candidates:
-                by_words.append(name)  # no page of it to follow: it is found by its words
-        # the name the first hop gives, searched with what is still unsaid ("Fist Power is a Hong Kong film":
-        # "Hong Kong taken by the British"): the page answering may be about it without being titled by it
+        # the name the first hop gives, searched with what is still unsaid ("the kiln was built by Basalt Works":
+        # "Basalt Works founded"): the page answering may be about it without being titled by it
         if mined:
             bridge = min(mined.values(), key=lambda c: (-c.score, c.name))
             said = readings[bridge.evidence_id].anywhere  # what the passage giving the name already says
@@ -477,48 +430,6 @@ def asked_question(plan: dict[str, Any], aspect: dict[str, Any]) -> str:
     return aspect.get("question") or plan.get("effective_question") or aspect["text"]
 
 
-def _role_bridge(
-    asked: str, entities: Sequence[str], entity_terms: set[str] | frozenset[str], evidence: Sequence[Evidence]
-) -> str | None:
-    """The name the named page gives the role a relative clause asks for ("which published the Journal of
-    Psychotherapy Integration": "published by the American Psychological Association")."""
-    roles = agent_roles(asked) - set(entity_terms)
-    if not roles or not entities:
-        return None
-    for e in evidence:
-        if is_entity_passage(e, entities):
-            for unit in readable_units(e):
-                if names := [
-                    n for n in role_filler_names(unit.text, roles) if not term_set(n) & entity_terms
-                ]:
-                    return names[0]
-    return None
-
-
-def _place_bridge(
-    kind: str,
-    aspect: dict[str, Any],
-    constraints: Sequence[str],
-    evidence: Sequence[Evidence],
-    lexicon: Lexicon,
-) -> tuple[str, Evidence] | None:
-    """ "The country containing Nugegoda": the country a passage saying the question's rarest name names ("a
-    suburb in Colombo, Sri Lanka"), not one the question names itself ("the British Empire"); a state or
-    province the way an address gives it ("Hinds County, Mississippi"). With the passage naming it."""
-    names = [*aspect["entities"], *constraints]
-    if not names:
-        return None
-    rarest = max(names, key=lambda n: max((lexicon.idf(t) for t in terms(n)), default=0.0))
-    named = countries_named if kind == "country" else provinces_named
-    own = set(named(aspect["text"]))
-    for e in evidence:
-        if _mentions(e, rarest):
-            for place in named(f"{e['title']}. {e['text']}"):
-                if place not in own:
-                    return place, e
-    return None
-
-
 def _mine_names(
     readings: dict[str, Reading],
     by_id: dict[str, Evidence],
@@ -634,8 +545,8 @@ def context_terms(e: Evidence, unit: Unit) -> frozenset[str]:
 
 
 def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thing") -> Reading:
-    """The unit covering most of the aspect; among equals, one showing the type the question names ("the date
-    of death": a date in it), then one with the expected answer's shape."""
+    """The unit covering most of the aspect; among equals, one showing the type the question names ("the launch
+    date": a date in it), then one with the expected answer's shape."""
     best, best_cov, best_terms, best_key = "", -1.0, frozenset(), (-1.0, 0, False)
     shown: set[str] = set()  # type nouns some unit shows by its shape ("date" by a date)
     for unit in _with_pairs(readable_units(e), weights, kind):
@@ -646,10 +557,10 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
         key = (round(cov, 6), len(types), has_answer_shape(unit.text, kind))
         if key > best_key:
             best, best_cov, best_terms, best_key = unit.text, cov, covered, key
-    # a hop's relation may be said from the other side ("X was the son of Y" says who X's father is)
+    # a hop's relation may be said from the other side ("X reports to Y" says who X's manager is)
     everywhere = term_set(e["text"]) | term_set(e["title"]) | converses(e["text"])
     # a type noun is not a word to cover (it would lift every dated passage), but the relation it asks for is
-    # there when the passage shows the type: "the date of death" is met by a page with dates
+    # there when the passage shows the type: "the launch date" is met by a page with dates
     anywhere = frozenset(t for t in weights if holds(everywhere, t) or t in shown)
     return Reading(evidence=e, best=best, covered=best_terms, coverage=max(best_cov, 0.0), anywhere=anywhere)
 
@@ -657,8 +568,8 @@ def read(e: Evidence, weights: dict[str, float], total: float, kind: str = "thin
 def unit_covers(e: Evidence, unit: Unit, weights: Mapping[str, float], kind: str) -> frozenset[str]:
     """The question's terms a unit says, itself (as a question of this kind reads it) or by its heading and
     the passage's title."""
-    # a relation said from the other side is said ("the markka was replaced by the euro": what preceded it)
-    around, said = context_terms(e, unit), terms_for(unit.text, kind) | converses(unit.text, people=False)
+    # a relation said from the other side is said ("the P2 was replaced by the P3": what preceded it)
+    around, said = context_terms(e, unit), term_set(unit.text) | converses(unit.text, people=False)
     return frozenset(t for t in weights if holds(around, t) or holds(said, t))
 
 
@@ -793,13 +704,7 @@ def mentions_all(words: Sequence[str], texts: Sequence[str]) -> bool:
             name, number = numbered.groups()
             return any(re.search(rf"\b{name}[\s-]?{number}\b", text, re.I) for text in texts)
         # "d'evreux" is read as "d" and "evreux", "fen-7" as "fen" and "7", "fishin'" as "fishin"
-        return (
-            word in found
-            or stem(word) in stems
-            or any(part in found for part in re.split(r"[-'’]", word))
-            # a country is placed by its other names and its provinces ("the county of Cumbria": the UK)
-            or any(all(t in found for t in place) for place in places_in(word))
-        )
+        return word in found or stem(word) in stems or any(part in found for part in re.split(r"[-'’]", word))
 
     return all(mentioned(word) for word in words)
 
@@ -828,12 +733,7 @@ def best_chain_for(
     clause: frozenset[str] = frozenset(),
     member_class: str | None = None,
     called: Mapping[str, Sequence[str]] | None = None,
-    steps: Sequence[str] = (),
-    of_relative: str | None = None,
     common_name: Callable[[str], bool] | None = None,
-    place: str | None = None,
-    ordinal: str | None = None,
-    role_filled: str | None = None,
 ) -> tuple[list[str], float, frozenset[str]]:
     """The evidence chain (root first) that covers the most of the aspect, ending in an answer-shaped unit:
     each passage with the chain its `parent` links make, and with each passage that names it in front."""
@@ -866,55 +766,20 @@ def best_chain_for(
     # the place the question picks ("at Harborview's Stockton DC") is checked where the answer is; the relation
     # is what is asked of it ("the site lead")
     relation = {t: v for t, v in weights.items() if t not in entity_terms and t not in placed}
-    # ... less the words of the clause picking out the subject ("where the Siege of Cassel took place", "where
-    # the wind farm is located"): what is asked of it ("what body of water is near", "who was president")
+    # ... less the words of the clause picking out the subject ("where the kiln is located"): what is asked of
+    # it ("who runs the site")
     asked_relation = {t: v for t, v in relation.items() if t not in clause}
-
-    def clause_pairs() -> Iterator[tuple[str, list[str], str]]:
-        """The page of another name the question gives ("the spouse of Lil Hardin Armstrong ... What a
-        Wonderful World", "the Consulate General ... in the city Sarah Sorge was born") shares a proper name
-        with the named page that answers ("Louis Armstrong", "Frankfurt"): the pair is a chain ending on the
-        named page."""
-        for root in entity_roots:
-            others = [c for c in [*constraints, *entities] if not _says_name(by_id[root]["title"], c)]
-            if len(chain_of(root, by_id)) != 1 or not others:
-                continue
-            # the name they share is neither page's own nor a name the question gives ("Louis Armstrong" may
-            # share a word with "Lil Hardin Armstrong")
-            given = {normalise(x) for x in [by_id[root]["title"], *others]}
-            for eid in readings:
-                title = by_id[eid]["title"]
-                if (
-                    by_id[eid]["doc_id"] == by_id[root]["doc_id"]
-                    or eid in elsewhere
-                    or len(chain_of(eid, by_id)) != 1
-                ):
-                    continue
-                if any(_says_name(title, name) for name in others):
-                    shared = shared_name(by_id[eid], by_id[root]["title"], by_id[root]["text"], loose=True)
-                    if shared and normalise(shared[0]) not in given | {normalise(title)}:
-                        yield root, [eid, root], "mention"
-                elif _beside_a_shared_name(
-                    by_id[eid], [c for c in others if stem(c) in clause], by_id[root], given
-                ):
-                    # no page of the clause's name: a passage saying it beside a name the named page says
-                    # ("1898 in Silverton, Colorado" and "Humboldt Peak (Colorado)")
-                    yield root, [eid, root], "mention"
 
     def through_mentions() -> Iterator[tuple[str, list[str], str]]:
         """Where no chain above establishes the aspect: the page the question names may give the bridge only
-        as a name it mentions ("Karel Purkyně (... 1868, Prague)"), and what is asked of the bridge be said on
-        a page about something else that names it too ("Prague astronomical clock"). Where the page gives
-        the asked role to someone ("directed by Alexander Korda"), the bridge is them; a relative's facts
-        are on their own page, reached by the relation."""
+        as a name it mentions ("Ines Marlow (... 1891, Velden)"), and what is asked of the bridge be said on a
+        page about something else that names it too ("Velden clock tower"). Where the page gives the asked
+        role to someone ("approved by Mara Voss"), the bridge is them."""
         if kind == "list" or comparison or best[1] >= w.ESTABLISHED:
             return
-        yield from clause_pairs()
-        if steps or of_relative:
-            return
         fillers: dict[str, frozenset[str]] = {}
-        # the named page, or a page it leads to by a hop or by naming it ("Brother" names Pearl Jam, whose
-        # page says "formed in Seattle"): the one naming the bridge
+        # the named page, or a page it leads to by a hop or by naming it (a song's page names the band, whose
+        # page says "formed in Velden"): the one naming the bridge
         chains = {eid: chain_of(eid, by_id) for eid in readings}
         starts = [[root] for root in entity_roots if len(chains[root]) == 1]
         starts += [c for c in chains.values() if len(c) == 2 and c[0] in entity_roots] + [
@@ -940,23 +805,6 @@ def best_chain_for(
                         *(role_fillers(u.text, relation_of) for u in readable_units(by_id[root]))
                     )
                 shared = shared_name(by_id[root], by_id[eid]["title"], r.best, set(weights))
-                if shared is None and fillers[root]:
-                    # the name the page gives the asked role is a name whatever follows it, and may carry the
-                    # class the question asks for ("the association which published": "published by the
-                    # American Psychological Association on behalf of ..."; "premiered in France on 31 August"),
-                    # where it is the clause's agent or a country: a director named by two films' pages is no
-                    # bridge from one film to the other
-                    loose = shared_name(
-                        by_id[root],
-                        by_id[eid]["title"],
-                        r.best,
-                        set(weights) - {stem(t) for t in fillers[root]},
-                        loose=True,
-                    )
-                    if loose and (
-                        same_name(loose[0], role_filled or "") or loose[0] in countries_named(loose[0])
-                    ):
-                        shared = loose
                 if shared is None or (common_name is not None and common_name(shared[0])):
                     continue  # a name half the pages say ("United States") picks out no bridge
                 if not fillers[root] or set(normalise(shared[0]).split()) <= fillers[root]:
@@ -967,20 +815,11 @@ def best_chain_for(
         by_name = linked == "name"
         if any(link not in readings for link in chain):
             continue  # a link set aside ("besides Northwind"): the chain through it is not read
-        if (
-            len(chain) > 1
-            and chain[-1] in entity_roots
-            and chain[0] not in entity_roots
-            and linked != "mention"
-        ):
+        if len(chain) > 1 and chain[-1] in entity_roots and chain[0] not in entity_roots:
             continue  # the named one's own page reached from another: the other page adds nothing to it
         # a compared side is described by its own page: no hop's complement
         hop = len(chain) > 1 and not comparison
-        # "what nationality is X's husband": said of the person a hop reaches, never of X
-        of_another = hop and chain[-1] not in entity_roots
-        reading = (
-            answering_reading(readings, chain, weights, total, kind, of_another) if hop else readings[eid]
-        )
+        reading = answering_reading(readings, chain, weights, total, kind) if hop else readings[eid]
         covered: set[str] = set(reading.covered)
         for link in chain[:-1]:
             covered |= readings[link].covered
@@ -1001,8 +840,8 @@ def best_chain_for(
         describes = comparison and kind == "thing" and chain[0] in entity_roots
         if entity_terms and relation and not describes:
             # Naming the entity is not answering about it: every informative word of the relation the question
-            # asks for ("place of death of the performer of X") must occur along the chain, or a hop is missing
-            # (X's passage names the performer; the death is in the performer's passage).
+            # asks for ("the delivery date of the supplier of X") must occur along the chain, or a hop is missing
+            # (X's passage names the supplier; the delivery is in the supplier's passage).
             top = max(relation.values())
             # one passage: the asked words must be where the answer is (its unit, heading, title), not just
             # somewhere on the page; a chain: anywhere along it
@@ -1014,13 +853,11 @@ def best_chain_for(
             missing = [
                 t
                 for t, v in relation.items()
-                if v >= w.INFORMATIVE * top and t not in found and not _shown(reading.best, t, of_another)
+                if v >= w.INFORMATIVE * top and t not in found and not shows_type(reading.best, t)
             ]
             if dated and has_answer_shape(row_values(focus_row(reading.best, constraints)), "date"):
-                # "which came out first": "a 1997 film" says when it came out; a birth or a death is said as
-                # such ("born 4 May 1901"), and a film's year is not its director's
-                missing = [t for t in missing if t in LIFE_EVENTS]
-            # After a hop the last passage may say it in other words ("married" for "spouse"): most of the
+                missing = []  # "which shipped first": a dated unit says when it happened
+            # After a hop the last passage may say it in other words ("late" for "delay"): most of the
             # relation must still be there. A single passage must hold all of it.
             asked_of = asked_relation or relation  # the clause's own words are not what is asked
             share = sum(v for t, v in asked_of.items() if t in found) / sum(asked_of.values())
@@ -1104,16 +941,13 @@ def best_chain_for(
             # "a deliverable for 2026 (see Release 4.2 Plan)": the year is this page's; the page it names,
             # read too, may hold the day
             coverage *= w.SHAPE_PENALTY
-        # a clause's pair ends on the named page: the question's name is where the answer is
-        ends_on_named = linked == "mention" and chain[-1] in entity_roots
         if (
             entities
             and by_id[chain[0]]["doc_id"] not in own
             and not any(_mentions(by_id[chain[0]], name) for name in [*entities, *_all_aliases(called)])
-            and not ends_on_named
         ):
             coverage = min(coverage * w.UNANCHORED, w.ESTABLISHED - 0.05)  # not about what the question names
-        elif entity_roots and chain[0] not in entity_roots and not ends_on_named:
+        elif entity_roots and chain[0] not in entity_roots:
             coverage *= w.OFF_ROOT  # the entity's own passage is the better root when the question names it
         if constraints and not _grounded(
             _unaliased(constraints, chain, by_id, called), chain, by_id, reading, clause
@@ -1121,24 +955,6 @@ def best_chain_for(
             coverage = min(coverage, w.UNCONSTRAINED)
         if (head or where) and not _states_head(head, where, by_id[chain[-1]], reading):
             coverage = min(coverage, w.UNCONSTRAINED)
-        # the role asked of the next page, not one the clause says ("located in counties of Iowa")
-        if asked_relation and any(
-            _gives_role_to_another(by_id[link], by_id[nxt], asked_relation) for link, nxt in pairwise(chain)
-        ):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if steps and not _takes_steps(chain, steps, by_id, entity_roots):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        # the relative's own page answers, reached from X's by that relation
-        if of_relative and not (
-            len(chain) > 1 and _takes_steps(chain[:2], [of_relative], by_id, entity_roots)
-        ):
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if ordinal and not says_ordinal(reading.best, ordinal):
-            # "the first president": a unit naming a president, not the first, answers another question
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
-        if place and of_another_place(reading.best, place, relation):
-            # "the population of the state where ...": "the city population was 27,340" is the bridge's
-            coverage = min(coverage, w.ESTABLISHED - 0.05)
         if by_name:
             coverage *= w.NAMED_PAIR  # two passages' words add up more easily than one passage's: a margin
         if coverage > best[1] + 1e-9 or (abs(coverage - best[1]) < 1e-9 and len(chain) < len(best[0])):
@@ -1197,30 +1013,12 @@ def row_values(text: str) -> str:
     return UNIT_SEPARATOR.join(cell.partition(": ")[2] or cell for cell in text.split(UNIT_SEPARATOR))
 
 
-def _shown(text: str, term: str, of_another: bool) -> bool:
-    """A type noun of the question is held by a unit showing that type ("email": an address); a nationality
-    only where the unit is about the person a hop reached ("a Swedish director"), never the named film's own
-    "an American film"."""
-    if term in NATIONALITY_WORDS:
-        return of_another and says_nationality(text)
-    return shows_type(text, term)
-
-
-def nationality_unit(parts: Sequence[Evidence]) -> tuple[str, str] | None:
-    """The first unit of the passages saying what country their person is from ("a Swedish film director"),
-    with its passage's id."""
-    return next(
-        ((u.text, e["id"]) for e in parts for u in readable_units(e) if says_nationality(u.text)), None
-    )
-
-
 def answering_reading(
     readings: dict[str, Reading],
     chain: list[str],
     weights: dict[str, float],
     total: float,
     kind: str,
-    of_another: bool = True,
 ) -> Reading:
     """After a hop the last passage answers what the earlier links leave unsaid: its unit is read against the
     rest of the question ("the brackets whose missing sign-off delayed Web 7.1" is the bridge's; "which vendor
@@ -1231,17 +1029,8 @@ def answering_reading(
     if not rest:
         return last
     onward = read(last.evidence, rest, total, kind)
-    if not onward.covered and of_another and rest.keys() & NATIONALITY_WORDS:
-        # "what nationality is the director": the person's page says it by an adjective ("a Swedish director")
-        said = nationality_unit([last.evidence])
-        onward = replace(onward, best=said[0]) if said else onward
-    # an address the rest asks for ("who do I email") is said by a unit showing one (so is "which database"); a
-    # nationality by its word
-    shown = frozenset(
-        t
-        for t in rest
-        if (TYPE_NOUNS.get(t) in NAMED_KINDS or t in NATIONALITY_WORDS) and _shown(onward.best, t, of_another)
-    )
+    # an address the rest asks for ("who do I email") is said by a unit showing one (so is "which database")
+    shown = frozenset(t for t in rest if TYPE_NOUNS.get(t) in NAMED_KINDS and shows_type(onward.best, t))
     if onward.coverage <= 0 and not shown:
         return last
     covered = onward.covered | shown
@@ -1354,7 +1143,7 @@ def names_a_sibling(text: str, constraint: str) -> bool:
 
 def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> str | None:
     """The unit of `e` that names the next passage of the chain: why the chain goes on. A ticket is named by
-    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Henry King"); with a `lexicon`,
+    its key ("Blocked by ENG-150"), a disambiguated title by its short name ("Mercury" for "Mercury (kiln)"); with a `lexicon`,
     a page by one of its aliases ("NWL Reno called" names Northwind Logistics)."""
     title = nxt["title"]
     names = [title, title.split(":", 1)[0] if ":" in title else "", short_name(title) or ""]
@@ -1372,24 +1161,24 @@ def bridge_unit(e: Evidence, nxt: Evidence, lexicon: Lexicon | None = None) -> s
 
 def mention_unit(e: Evidence, nxt: Evidence) -> str | None:
     """The unit of `e` naming what the next passage is about, where it has no page of its own ("died ...
-    Prague" before "Prague astronomical clock")."""
+    Velden" before "Velden clock tower")."""
     shared = shared_name(e, nxt["title"], nxt["text"]) or shared_name(
         e, nxt["title"], nxt["text"], loose=True
     )
     return shared[1] if shared else None
 
 
-# the words a name may go on into and still be a name by itself ("in Ohio and Kansas in the 19th century"); an
-# adjective goes on into a noun ("an American film")
+# the words a name may go on into and still be a name by itself ("in Leeds and Hull in the spring"); an
+# adjective goes on into a noun ("a Victorian kiln")
 _FUNCTION_WORDS = (
     r"(?:in|on|at|and|or|to|from|for|with|by|is|was|were|are|as|where|which|who|that|after|before)"
 )
-# a capitalised word, not running on through a possessive ("Mozart's Eine kleine Nachtmusik": "Mozart" owns it)
+# a capitalised word, not running on through a possessive ("Voss's Kiln Notes": "Voss" owns it)
 _CAPITAL_WORD = rf"[{CAPITAL}](?:[\w-]|['’](?!s(?!\w)))*"
 _PROPER_NAME = re.compile(rf"(?<![\w'’]){_CAPITAL_WORD}(?:\s+{_CAPITAL_WORD})*(?P<owner>['’]s(?!\w))?")
 _OPENS = re.compile(r"(?:[.!?:|]\s*|^\s*)$")
-# a run that is part of a longer name ("Duke of Devonshire", "King of Italy") or an adjective ("an American
-# film", "a Chinese warlord"): no bridge by itself
+# a run that is part of a longer name ("Bank of Leeds", "Port of Hull") or an adjective ("a Victorian kiln"):
+# no bridge by itself
 _OF = r"(?:of|de|von|van)"
 _LONGER = re.compile(rf"\s+{_OF}\s+[{CAPITAL}]")
 _GOES_ON = re.compile(rf"{_LONGER.pattern}|\s+[a-z]")
@@ -1400,23 +1189,23 @@ _MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
 
 @lru_cache(maxsize=100_000)
 def _proper_names(text: str, *, title: bool = False, loose: bool = False) -> tuple[str, ...]:
-    """Whole capitalised runs standing as nouns ("Leader of Opposition (Uganda)": "Uganda"; "1868, Prague"),
+    """Whole capitalised runs standing as nouns ("Depot Lead (Leeds)": "Leeds"; "1891, Velden"),
     not the word opening a sentence (a title's do count: a title is a name). Cached: each candidate pair of
     passages reads the named page's units."""
     return tuple(
-        POSSESSIVE.sub("", m.group(0)) if title or m.group("owner") else m.group(0)  # "Kansas's districts"
+        POSSESSIVE.sub("", m.group(0)) if title or m.group("owner") else m.group(0)  # "Leeds's depots"
         for m in _PROPER_NAME.finditer(text)
         if (title or not _OPENS.search(text[: m.start()]))
-        # a run going on into a longer name or a noun ("an American film") is no name by itself; read `loose`,
-        # a run going on into a function word is ("Ohio and Kansas in the 19th century"), and so is a run of two
-        # capitalised words going on into any lowercase word ("by Louis Armstrong from the album")
+        # a run going on into a longer name or a noun ("a Victorian kiln") is no name by itself; read `loose`,
+        # a run going on into a function word is ("Leeds and Hull in the spring"), and so is a run of two
+        # capitalised words going on into any lowercase word ("by Mara Voss from the team")
         and (
             title
-            or m.group("owner")  # whatever follows is what the name owns ("Mozart's juvenile works")
+            or m.group("owner")  # whatever follows is what the name owns ("Voss's early notes")
             or not _GOES_ON.match(text, m.end())
             or (
                 loose
-                and not _OF_A_NAME.search(text[: m.start()])  # "Miguel of Portugal and his wife"
+                and not _OF_A_NAME.search(text[: m.start()])  # "Ada of Leeds and her team"
                 and (
                     not _GOES_ON_INTO_A_NOUN.match(text, m.end())
                     or (" " in m.group(0) and not _LONGER.match(text, m.end()))
@@ -1434,28 +1223,17 @@ def shared_name(
 ) -> tuple[str, str] | None:
     """A proper name a passage's title or answering unit shares with a unit of `e`, where `e` names it as a
     whole name of its own, and not one of the question's words: the bridge a page names without a page of
-    its own ("Karel Purkyně ... 1868, Prague" and "Prague astronomical clock"); with the unit of `e`."""
-    # a country said by its adjective is that country ("the Finnish markka", "Finland's entry")
-    titled = [
-        n
-        for n in [*_proper_names(title, title=True), *countries_by_adjective(title)]
-        if not term_set(n) & asked
-    ]
+    its own ("Ines Marlow ... 1891, Velden" and "Velden clock tower"); with the unit of `e`."""
+    titled = [n for n in _proper_names(title, title=True) if not term_set(n) & asked]
     names = [
-        n
-        for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose), *countries_by_adjective(said)])
-        if not term_set(n) & asked
+        n for n in dict.fromkeys([*titled, *_proper_names(said, loose=loose)]) if not term_set(n) & asked
     ]
     for unit in readable_units(e) if names else []:
-        here = (*_proper_names(unit.text, loose=loose), *countries_by_adjective(unit.text))
-        # a name the other page is titled by is a name wherever it stands ("Kansas in the 19th century")
-        near = (
-            (*_proper_names(unit.text, loose=True), *countries_by_adjective(unit.text))
-            if titled and not loose
-            else here
-        )
-        # read loosely, a person's surname alone is their name where one page gives it whole ("Ed Sheeran",
-        # then "Sheeran and Wadge began writing")
+        here = _proper_names(unit.text, loose=loose)
+        # a name the other page is titled by is a name wherever it stands ("Leeds in the spring")
+        near = _proper_names(unit.text, loose=True) if titled and not loose else here
+        # read loosely, a person's surname alone is their name where one page gives it whole ("Mara Voss",
+        # then "Voss and Brandt began testing")
         surnames = {n.split()[-1]: n for n in here if len(n.split()) == 2} if loose else {}
         for name in names:
             if name in here or (name in titled and name in near):
@@ -1465,57 +1243,6 @@ def shared_name(
             if loose and len(name.split()) == 2 and name.split()[-1] in here:
                 return name, unit.text
     return None
-
-
-def _beside_a_shared_name(e: Evidence, clause_names: Sequence[str], root: Evidence, given: set[str]) -> bool:
-    """A unit of `e` says a name of the question's clause and, in the same sentence, a proper name the root page
-    says too (in its title or text): the place or owner the clause picks out ("Silverton, Colorado")."""
-    if not clause_names:
-        return False
-    root_names = {
-        normalise(n)
-        for n in [*_proper_names(root["title"], title=True), *_proper_names(root["text"], loose=True)]
-    }
-    for unit in readable_units(e):
-        if not any(_says_name(unit.text, c) for c in clause_names):
-            continue
-        for name in _proper_names(unit.text, loose=True):
-            key = normalise(name)
-            if key in root_names and key not in given and not any(_says_name(name, c) for c in clause_names):
-                return True
-    return False
-
-
-def _gives_role_to_another(e: Evidence, nxt: Evidence, relation: Mapping[str, float]) -> bool:
-    """The link names the next passage's subject, but gives the asked role to someone else ("directed by
-    Lasse Hallström and written by W. Bruce Cameron": Cameron is not the director): a hop to the wrong name."""
-    unit = bridge_unit(e, nxt)
-    if unit is None:
-        return False
-    names = [n for n in (nxt["title"], short_name(nxt["title"])) if n]
-    own = term_set(e["title"])  # "Woman by Woman: ...": a word of the page's own name is no role
-    roles = frozenset(t for t in relation if not holds(own, t))
-    return all(role_filled_by_another(unit, name, roles) for name in names)
-
-
-def _takes_steps(
-    chain: list[str], steps: Sequence[str], by_id: dict[str, Evidence], entity_roots: set[str]
-) -> bool:
-    """A chain answers "the father's father" when it starts at the named one's page and each hop is one step:
-    the link names the next as that relation ("the son of Robert II": a father), and the next is no child of
-    the link ("the son of Reginald I" on the next page goes down the family, not up)."""
-    if len(chain) < len(steps) or (entity_roots and chain[0] not in entity_roots):
-        return False
-    for (link, nxt), step in zip(pairwise(chain), steps, strict=False):
-        # the unit naming the next page, or the one naming the person both pages name ("the second wife of
-        # Louis Armstrong" before his single's page)
-        said = bridge_unit(by_id[link], by_id[nxt]) or mention_unit(by_id[link], by_id[nxt]) or ""
-        held = term_set(said) | converses(said)
-        if not any(holds(held, stem(word)) for word in STEP_SAID_AS.get(step, (step,))) or child_of(
-            by_id[nxt]["text"], by_id[link]["title"]
-        ):
-            return False
-    return True
 
 
 def _mentions(e: Evidence, name: str) -> bool:

@@ -9,37 +9,26 @@ from typing import Any
 
 import pytest
 
-from connectors.text import disambiguated_base
 from graph_flows.checks import about_siblings, find_conflicts, successor_of
 from graph_flows.reading import (
     answer_type,
     asked_dimension,
-    child_of,
     has_answer_shape,
     holds,
-    kin_steps,
-    life_year,
-    lifetime,
     only_a_year,
     precise_date,
     question_terms,
     raises_a_question,
-    relative_asked,
-    role_filled_by_another,
-    role_filler_names,
     role_fillers,
-    says_nationality,
     sentences,
     shows_type,
     stem,
     term_set,
-    terms_for,
     units,
     values,
 )
 from graph_flows.reasoners.base import ComposedSentence
 from graph_flows.reasoners.offline.compose import (
-    _side_value,
     best_units,
     compose,
     corrections,
@@ -52,21 +41,16 @@ from graph_flows.reasoners.offline.language import (
     another_of,
     asked_class,
     asked_head,
-    asks_lifetime,
     comparison_sides,
     constraint_words,
     distributed,
     excluded_names,
     followup_question,
     is_followup,
-    of_another_place,
-    ordinal_asked,
     pick_direction,
-    picked_place,
     picks_by_relative_clause,
     qualifiers,
     question_parts,
-    says_ordinal,
     side_words,
     subordinate_terms,
     version_after,
@@ -81,7 +65,6 @@ from graph_flows.reasoners.offline.reflect import (
     answering_reading,
     bridge_unit,
     focus_row,
-    is_common_name,
     mentions_all,
     names_a_sibling,
     onward_names,
@@ -121,9 +104,6 @@ class Lexicon:
     def aliases(self, name: str) -> list[str]:
         docs = self.resolve(name)
         return [n for n in self.names if docs and n.lower() != name.lower() and self.resolve(n) == docs]
-
-    def titled(self, word: str) -> list[str]:
-        return [n for n in self.names if (disambiguated_base(n) or "").lower() == word.lower()]
 
     def idf(self, term: str) -> float:
         return 1.0
@@ -281,13 +261,6 @@ def test_a_full_question_is_not_a_followup() -> None:
         ("how much heavier is the Kite 4's frame than the Kite 2's?", [], ["Kite 4", "Kite 2"]),
         ("Kite 2 versus Kite 4 Max: which one goes further?", [], ["Kite 2", "Kite 4 Max"]),
         ("how fast do Bronze partners get a reply compared with Platinum ones?", [], ["Bronze", "Platinum"]),
-        # a title the capitalised run breaks at a colon or an apostrophe is read whole, back to the clause
-        (
-            "Which film came out first, Wind Over Rye: A Harvest Story or Still Water?",
-            [],
-            ["Wind Over Rye: A Harvest Story", "Still Water"],
-        ),
-        ("Which film is older, Go Tell 'Em Sam or Still Water?", [], ["Go Tell 'Em Sam", "Still Water"]),
         ("which is lighter, the Kite 3, Kite 4 or Kite 5?", [], ["Kite 4", "Kite 5"]),  # a list stays apart
         (
             "Who was born first, Émile Brenn or Åke Vale?",
@@ -532,9 +505,8 @@ def test_holds_matches_a_derivation_by_prefix(text: str, term: str, held: bool) 
         ("Kilns: 1200 · Sites: 4", "date", False),
         ("Founded: 1998 · Sites: 4", "date", True),
         ("The kiln opened in 2000.", "date", True),
-        # a place follows "in", "at", "from", is named by its people, or by its column
+        # a place follows "in", "at", "from", or is named by its column
         ("Ines Vale was born in Tromsø.", "place", True),
-        ("Ines Vale (born 1901) was a Norwegian painter.", "place", True),
         ("Depot: Leeds · Location: Hunslet, Leeds", "place", True),
         ("Ines Vale (born 1901) was a painter.", "place", False),  # her name is no place
         ("We meet in the morning.", "place", False),
@@ -1147,21 +1119,6 @@ def test_a_pick_by_time_reads_each_sides_date_as_the_event() -> None:
         "a1": ["E1"],
         "a2": ["E2"],
     }
-    # a birth or a death is said as such: a film's year is not its director's death
-    assert _sides("Which film has the director who died first, Harbour Lights or Cold Front?", pages) == {}
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", True),
-        ("Ines Vale( 1901–1977) was a painter.", True),
-        ("The audit (2024 - 2025 budget) is closed.", False),  # no name before it
-        ("Sales (Q1 2025 – Q2 2026) rose.", False),  # quarters are no life
-    ],
-)
-def test_a_life_span_after_a_name_says_a_birth_and_a_death(text: str, says: bool) -> None:
-    assert ({"birth", "death"} <= term_set(text)) is says
 
 
 @pytest.mark.parametrize(
@@ -1246,11 +1203,6 @@ def test_the_page_a_hop_reaches_may_say_why_in_another_section() -> None:
         (
             "which firm glazes the tiles whose cracking delayed Studio 3.1?",
             {"crack", "delai", "studio", "3.1"},
-        ),
-        # the clause ends at the main clause's passive verb after the name; an auxiliary keeps it going
-        (
-            "When was the country that produced Harbour Lights taken by Norland?",
-            {"produc", "harbour", "light"},
         ),
         ("which kiln that was fired by Basalt cracked?", {"fire", "basalt", "crack"}),
     ],
@@ -1398,19 +1350,6 @@ def test_a_how_to_answered_by_a_sentence_is_not_a_list_of_another_section() -> N
     steps = "what are the steps when I flag a dodgy-looking email?"
     listed = {**aspect, "text": steps, "terms": question_terms(steps)}
     assert list_answer(e, listed, weights, steps, close, [e])
-
-
-def test_a_role_the_clause_says_of_someone_else_does_not_stop_the_hop() -> None:
-    question = "Who was mayor when the town where the Ravel Mill is located became a city?"
-    lexicon = _Weights(["Ravel Mill"])
-    proposal = asdict(plan(question, [], lexicon))
-    mill = _evidence("E1", "doc:mill", "Ravel Mill",
-                     "The Ravel Mill is located in Oak and Elm counties in northern Dunmore. It opened in 1890.")  # fmt: skip
-    town = _evidence("E2", "doc:town", "Dunmore", "Dunmore became a city in 1850 when Mayor Ada Voss signed its charter.",
-                     parent="E1")  # fmt: skip
-    # "located in Oak and Elm counties ... Dunmore" gives "located" to the counties: the clause's word, not the
-    # asked role (the mayor)
-    assert reflect(proposal, [mill, town], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
 
 
 def test_the_occasion_a_clause_picks_out_may_be_said_elsewhere_in_the_document() -> None:
@@ -1621,20 +1560,6 @@ def test_a_round_sum_said_in_words_is_read_in_digits(question: str, held: set[st
     assert {"250", "000"} <= term_set("Annual spend above $250,000: the CFO signs.")
 
 
-@pytest.mark.parametrize(
-    ("text", "kind", "says_death"),
-    [
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", "date", True),
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", "place", False),  # when, not where
-        ("Ines Vale (March 3, 1901 – June 9, 1977) was a painter.", "explanation", False),  # nor why
-        ("Ines Vale (3 March 1901, Ghent – 9 June 1977, Lyon) was a painter.", "place", True),
-        ("Ines Vale died in Lyon in 1977.", "place", True),
-    ],
-)
-def test_a_life_span_says_when_someone_was_born_and_died(text: str, kind: str, says_death: bool) -> None:
-    assert ("death" in terms_for(text, kind)) is says_death
-
-
 def test_a_why_reads_on_to_what_a_sentence_of_the_answering_page_gives_as_the_cause() -> None:
     plan_page = _evidence(
         "E1",
@@ -1653,108 +1578,6 @@ def test_a_why_reads_on_to_what_a_sentence_of_the_answering_page_gives_as_the_ca
 
 
 @pytest.mark.parametrize(
-    ("text", "lived"),
-    [
-        ("Ines Vale (13 May 1901 – 27 December 1977) was a painter.", "76 years"),
-        ("Ines Vale (13 May 1901 – 2 March 1977) was a painter.", "75 years"),  # no birthday that year
-        ("Ola Brenn (July 3, 1915 – August 10, 1976) was a singer.", "61 years"),
-        ("Ola Brenn( 1915–1976) was a singer.", "61 years"),
-        ("Ola Brenn (4 May 1931, Tórshavn – 2 June 1999, Oslo) was a singer.", "68 years"),
-        ("Ola Brenn (born 4 May 1931 in Genoa, died 2 June 1999) was a singer.", "68 years"),
-        ("Ola Brenn (born 4 May 1931) is a singer.", None),  # alive, or not said
-    ],
-)
-def test_how_long_someone_lived_is_read_off_their_life_span(text: str, lived: str | None) -> None:
-    assert lifetime(text) == lived
-
-
-def test_who_lived_longer_compares_the_lengths_of_the_life_spans() -> None:
-    question = "Who lived longer, Ines Vale or Ola Brenn?"
-    assert asks_lifetime(question) and not asks_lifetime("Who was born first, Ines Vale or Ola Brenn?")
-    pages = {
-        "Ines Vale": "Ines Vale (13 May 1801 – 27 December 1850) was a painter.",  # born first, lived 49 years
-        "Ola Brenn": "Ola Brenn (4 May 1931 – 2 June 1999) was a singer.",  # 68 years
-    }
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(pages.items(), 1)
-    ]
-    lexicon = _Seen(list(pages))
-    proposal = plan(question, [], lexicon).__dict__
-    found = reflect(proposal, evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
-    assert found.established == {"a1": ["E1"], "a2": ["E2"]}
-    said = compose(proposal, evidence, found.established, lexicon)  # type: ignore[arg-type]
-    assert said.sentences[-1].text.startswith("So the answer is Ola Brenn: 68 years")
-
-
-@pytest.mark.parametrize(("relation", "hops"), [("the daughter of", True), ("the sister of", False)])
-def test_a_hop_may_say_its_relation_from_the_other_side(relation: str, hops: bool) -> None:
-    question = "When did Ines Vale's father die?"
-    ines = _evidence(
-        "E1", "doc:Ines Vale", "Ines Vale", f"Ines Vale (1901–1977) was a painter, {relation} Tor Vale."
-    )
-    # found by its name, not by a hop from her page
-    tor = _evidence("E2", "doc:Tor Vale", "Tor Vale", "Tor Vale (1870–1931) was a shipwright.")
-    lexicon = _Seen(["Ines Vale", "Tor Vale"])
-    proposal = plan(question, [], lexicon).__dict__
-    found = reflect(proposal, [ines, tor], lexicon, max_seeds=3).established  # type: ignore[arg-type]
-    # "the daughter of Tor Vale" says who her father is; a sister's brother is no father
-    assert (found == {"a1": ["E1", "E2"]}) is hops
-
-
-@pytest.mark.parametrize(
-    ("question", "steps"),
-    [
-        ("Who is Ines Vale's paternal grandmother?", ("father", "mother")),
-        ("who is the father-in-law of the glassblower?", ("spouse", "father")),
-        ("Who is Tor Vale's maternal grandfather?", ("mother", "father")),
-        ("Who is the uncle of Bo Vale?", ("parent", "brother")),  # a parent's brother, either parent
-        ("Who is Tor Vale's father?", None),  # one step: no hop beyond the father's own mention
-        ("When was the director of film The Stepmother (1972 Film) born?", None),  # a title, not a relation
-    ],
-)
-def test_a_kinship_word_is_read_as_its_steps(question: str, steps: tuple[str, ...] | None) -> None:
-    found = kin_steps(question)
-    assert (found[1] if found else None) == steps
-    aspect = plan(question, [], _Seen(["Ines Vale", "Tor Vale"])).aspects[0]
-    assert aspect.get("steps") == (list(steps) if steps else None)
-    if steps:  # the composed word is no word a page must say; each step's is
-        assert "grandfath" not in aspect["terms"] and steps[-1] in aspect["terms"]
-
-
-VALE_FAMILY = {
-    "Ines Vale": "Ines Vale (1901–1977) was a painter, the daughter of Tor Vale and Alma Rusk.",
-    "Tor Vale": "Tor Vale (1870–1931) was a shipwright, the son of Ivar Vale and Signe Berg.",
-    # her son names her: a hop to him goes down the family, not up
-    "Bo Vale": "Bo Vale (1925–1990) was a fisherman, the son of Ines Vale.",
-}
-
-
-@pytest.mark.parametrize("question", ["Who is Ines Vale's paternal grandfather?", "Who is Bo Vale's father?"])
-def test_a_kinship_chain_goes_up_one_step_per_page(question: str) -> None:
-    read = _Read(question, VALE_FAMILY)
-    if "grandfather" in question:
-        # her page names her father; his page names his: one page alone names one of them
-        assert read.found == {"a1": ["E1", "E2"]} and "Ivar Vale" in read.said
-    else:
-        assert "Ines Vale" in read.said  # a plain relation is still read from the one page
-
-
-def test_an_uncle_is_a_parents_brother_whichever_parent_the_page_names() -> None:
-    family = {
-        "Bo Vale": "Bo Vale (1925–1990) was a fisherman. His mother was Ines Vale.",
-        "Ines Vale": "Ines Vale (1901–1977) was a painter. She was the younger sister of Ivo Vale.",
-    }
-    read = _Read("Who is Bo Vale's uncle?", family)
-    assert read.found == {"a1": ["E1", "E2"]} and "Ivo Vale" in read.said
-
-
-def test_a_child_is_told_from_a_parent() -> None:
-    assert child_of("Bo Vale was the eldest son of Ines Vale.", "Ines Vale")
-    assert not child_of("Ines Vale was the daughter of Tor Vale.", "Ines Vale")
-
-
-@pytest.mark.parametrize(
     ("text", "said"),
     [
         (
@@ -1767,59 +1590,6 @@ def test_a_child_is_told_from_a_parent() -> None:
 )
 def test_a_sentence_ends_at_no_initial_or_abbreviation(text: str, said: list[str]) -> None:
     assert sentences(text) == said
-
-
-@pytest.mark.parametrize(
-    ("name", "another"),
-    [
-        ("Ola Brenn", False),  # the first name after "directed"
-        ("Ines Vale", True),  # named, but as the writer
-        ("Tor Vale", False),  # not named at all: the sentence says nothing about him
-    ],
-)
-def test_a_role_word_binds_the_name_after_it(name: str, another: bool) -> None:
-    text = "Quiet Harbour is a 1998 Danish drama film directed by Ola Brenn and written by Ines Vale."
-    assert role_filled_by_another(text, name, {"direct"}) is another
-    # an adjective before what someone is does not fill the role: the name after it does
-    assert not role_filled_by_another("a song by Danish singer Ola Brenn", "Ola Brenn", {"song"})
-    # a role word owning something else names no one in it
-    said = "Bo Vale, son of skier Tor Vale, went to his father's school, Lund College."
-    assert not role_filled_by_another(said, "Tor Vale", {"father"})
-    # a role word that is part of the name names it ("the Robot Service Log" for "which robot")
-    assert not role_filled_by_another(
-        "Intervals are on the Robot Service Log.", "Robot Service Log", {"robot"}
-    )
-    # the next role's marker ends the name's place; a comma may open an apposition that names it
-    featuring = "a song by Danish singer Ola Brenn featuring Ines Vale"
-    assert role_filled_by_another(featuring, "Ines Vale", {"song"})
-    assert not role_filled_by_another("He married Danish Nobel laureate, Ines Vale.", "Ines Vale", {"spous"})
-
-
-@pytest.mark.parametrize(
-    ("sentence", "says"),
-    [
-        ("Ola Brenn (born 1950) is a Norwegian film director.", True),
-        ("She was an Austrian- American composer.", True),
-        ("He was the son of Brian and Ola.", False),  # a first name is no nationality
-        ("Ola Brenn (born 1950) directs films.", False),
-    ],
-)
-def test_a_nationality_is_said_by_its_adjective(sentence: str, says: bool) -> None:
-    assert says_nationality(sentence) is says
-
-
-HARBOUR = {
-    "Quiet Harbour": "Quiet Harbour is a 1998 Danish drama film directed by Ola Brenn and written by Ines Vale.",
-    "Ines Vale": "Ines Vale (born 1960) is a Swedish screenwriter.",
-    "Ola Brenn": "Ola Brenn (born 1950) is a Norwegian film director. He lives in Bergen.",
-}
-
-
-def test_a_nationality_is_read_where_the_hop_to_the_person_leads() -> None:
-    # the film's own "Danish" is the film's
-    read = _Read("What nationality is the director of film Quiet Harbour?", HARBOUR)
-    assert read.found == {"a1": ["E1", "E3"]}  # to the director, not to the writer
-    assert "Norwegian" in read.said
 
 
 def test_a_possessive_in_a_title_cased_question_is_no_part_of_the_name() -> None:
@@ -1835,11 +1605,6 @@ def test_a_name_is_insisted_on_as_text_is_read_without_accents() -> None:
     assert mentions_all(
         constraint_words("Where was Bigas Luna of Volavérunt born?"), ["Volaverunt by Bigas Luna"]
     )
-
-
-@pytest.mark.parametrize("word", ["wife", "husband", "married", "marriage", "wives"])
-def test_a_spouse_is_said_as_a_wife_a_husband_or_a_marriage(word: str) -> None:
-    assert stem(word) == stem("spouse")
 
 
 def test_what_was_established_was_founded() -> None:
@@ -1864,39 +1629,8 @@ def test_the_named_ones_page_is_where_a_chain_starts_not_where_it_ends() -> None
 
 
 def test_the_particle_di_is_no_death() -> None:
-    assert "death" not in terms_for("Tor Vale (Gennaro di Savoia) was a king.", "date")
-    assert "death" in terms_for("Tor Vale died in Bergen.", "place")
-
-
-@pytest.mark.parametrize(
-    ("question", "relative"),
-    [
-        ("Where did Ines Vale's father die?", "father"),
-        ("Where was the mother of Tor Vale born?", "mother"),
-        ("What nationality is Ines Vale's husband?", "husband"),
-        ("Who is the spouse of the director of film Quiet Harbour?", None),  # a role's spouse, not a name's
-        ("Who is Ines Vale's father-in-law?", None),  # an in-law is two steps
-        ("Who is Ines Vale's paternal grandfather?", None),
-    ],
-)
-def test_a_relative_of_someone_named_is_read(question: str, relative: str | None) -> None:
-    assert relative_asked(question) == relative
-
-
-RELATIVES = {
-    "Edla Vale": "Edla Vale (1893–1943) was the only child of Tor Vale. She died of a fever in Lund, with her "
-    "father at her side.",
-    "Tor Vale": "Tor Vale (1863–1947) was a shipwright. He died in Bergen.",
-}
-
-
-def test_where_a_relative_died_is_read_on_the_relatives_page() -> None:
-    read = _Read("Where did Edla Vale's father die?", RELATIVES)
-    assert read.proposal["aspects"][0].get("of_relative") == "father"
-    # her page says she died with her father at her side; his page says where he died
-    assert read.found == {"a1": ["E1", "E2"]}
-    assert "Bergen" in read.said and "Lund" not in read.said
-    assert read.reestablished(read.evidence[:1]) == {}  # without his page, hers does not answer
+    assert "death" not in term_set("Tor Vale (Gennaro di Savoia) was a king.")
+    assert "death" in term_set("Tor Vale died in Bergen.")
 
 
 def test_who_holds_a_role_at_a_place_is_not_answered_by_a_sentence_naming_only_the_place() -> None:
@@ -1973,62 +1707,6 @@ def test_a_line_setting_two_documents_side_by_side_is_no_statement_to_contradict
     assert find_conflicts([alone], [page, other])  # type: ignore[arg-type]
     both = ComposedSentence(text=f"Logistics: {page['text']} · {other['text']}", cites=["E1", "E2"])
     assert find_conflicts([both], [page, other]) == []  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("question", "answer"),
-    [
-        ("Who died first, Ines Vale or Ola Brenn?", "Ines Vale: 1850"),  # born later, died first
-        ("Who was born later, Ines Vale or Ola Brenn?", "Ines Vale: 1801"),
-        ("Who is older, Ines Vale or Ola Brenn?", "Ola Brenn: 1791"),
-        ("Who died first, Ines Vale or Tor Brenn?", None),  # no death said of Tor: no year decides it
-    ],
-)
-def test_a_comparison_by_a_birth_or_a_death_reads_that_years(question: str, answer: str | None) -> None:
-    pages = {
-        "Ines Vale": "Ines Vale (13 May 1801 – 27 December 1850) was a painter.",
-        "Ola Brenn": "Ola Brenn (born 4 May 1791 in Bergen, died 2 June 1860) was a singer.",
-        "Tor Brenn": "Tor Brenn (born 4 May 1791) is a singer.",
-    }
-    evidence = [
-        _evidence(f"E{i}", f"doc:{title}", title, text, dense=0.5)
-        for i, (title, text) in enumerate(pages.items(), 1)
-    ]
-    lexicon = _Seen(list(pages))
-    proposal = plan(question, [], lexicon).__dict__
-    sides = {"a1": ["E1"], "a2": ["E3" if "Tor" in question else "E2"]}
-    last = compose(proposal, evidence, sides, lexicon).sentences[-1].text  # type: ignore[arg-type]
-    assert last.startswith(f"So the answer is {answer}") if answer else not last.startswith("So the answer")
-
-
-def test_the_year_of_a_birth_or_a_death() -> None:
-    span = "Ines Vale (13 May 1801 – 27 December 1850) was a painter."
-    assert (life_year(span, "birth"), life_year(span, "death")) == ("1801", "1850")
-    assert life_year("Ola Brenn was born in Bergen in 1931 and died in 1999.", "death") == "1999"
-    assert life_year("Ola Brenn (born 4 May 1931) is a singer.", "death") is None
-    assert life_year("Vuk (Cyrillic: Вук; 1317–1359) was a magnate.", "death") == "1359"  # a medieval life
-    # a span whose dash was lost in the text: the year runs into the next date
-    glued = "Ines Vale (17 September 190030 April 1985) was a painter."
-    assert (life_year(glued, "birth"), life_year(glued, "death")) == ("1900", "1985")
-    assert lifetime("Ola Brenn (March 25, 1942August 16, 2018) was a singer.") == "76 years"
-    spaced = "Ola Brenn (Norse: Óli; December 8, 1804 October 6, 1849) was an officer."
-    assert (life_year(spaced, "birth"), life_year(spaced, "death")) == ("1804", "1849")
-
-
-def test_a_sides_birth_is_read_wherever_its_page_states_it() -> None:
-    page = _evidence(
-        "E1",
-        "doc:ola",
-        "Ola Brenn",
-        "Ola Brenn directed Sea Road in 1934.\n\nBrenn (4 May 1901 – 2 June 1960) was Norwegian.",
-    )
-    chosen = (readable_units(page)[0], "E1")  # the unit about the film: its 1934 is no birth
-    assert _side_value(chosen, [page], [], "person", "Which film's director was born first, X or Y?") == (
-        "1901",
-        "E1",
-    )
-    assert _side_value(chosen, [page], [], "person", "Which film came out first, X or Y?") == (None, "E1")
-    assert _side_value(chosen, [page], [], "date", "Which film came out first, X or Y?") == ("1934", "E1")
 
 
 def test_a_why_is_answered_by_the_sentence_giving_a_cause() -> None:
@@ -2242,31 +1920,6 @@ def test_a_name_most_pages_say_bridges_nothing() -> None:
     assert reflect(asdict(plan(question, [], lexicon)), read.evidence, lexicon, max_seeds=3).established == {}
 
 
-def test_a_country_said_by_its_adjective_bridges_to_a_page_saying_it_by_its_name() -> None:
-    pages = {
-        "Kastelli (rapper)": "Kastelli is a rapper from the north. Kastelli competed in Finland's national final "
-        "for the 2009 song contest.",
-        "Finnish tolar": "The Finnish tolar was the currency used from 1860 until 2002, when it was replaced by "
-        "the euro.",
-    }
-    read = _Read("What currency predated the euro in the country Kastelli is from?", pages)
-    assert read.found == {"a1": ["E1", "E2"]}
-    assert "Finland's" in read.said and "replaced by the euro" in read.said  # the bridge, then the fact
-
-
-class _CommonAdjective(_Seen):
-    """Most pages call someone "American": the country is a name most pages say, whatever its own words' idf."""
-
-    def idf(self, term: str) -> float:
-        return 1.2 if term == "american" else super().idf(term)
-
-
-def test_a_country_most_pages_say_by_its_adjective_is_common() -> None:
-    assert not is_common_name("United States", _Seen([]))
-    assert is_common_name("United States", _CommonAdjective([]))
-    assert not is_common_name("Finland", _CommonAdjective([]))
-
-
 def test_a_relation_said_from_the_other_side_is_covered_by_the_unit() -> None:
     e = _evidence("E1", "doc:tolar", "Northern tolar", "The tolar was replaced by the euro in 2002.")
     unit = readable_units(e)[0]
@@ -2300,54 +1953,6 @@ def test_a_name_nothing_read_says_is_searched_for_by_itself() -> None:
     assert "velmora" in proposal.queries and proposal.direction == "text"
 
 
-def test_the_country_a_page_saying_the_name_names_is_searched_with_what_is_asked() -> None:
-    question = "When did the country containing Velmora leave the British Empire?"
-    pages = {**EMPIRE, "Kohuwala": "Kohuwala is a suburb near Velmora in Colombo, Sri Lanka."}
-    evidence = [_evidence(f"E{i}", f"doc:{t}", t, x, dense=0.5) for i, (t, x) in enumerate(pages.items(), 1)]
-    lexicon = _RarePlace(list(pages))
-    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
-    bridge = [q for q in proposal.queries if q.startswith("Sri Lanka")]
-    assert bridge and "leave" in bridge[0] and proposal.direction == "text"  # no page of Sri Lanka to follow
-
-
-def test_the_state_a_page_places_the_name_in_is_searched_with_what_is_asked() -> None:
-    question = "When did the state where Velmora Mounds is located become part of the United States?"
-    pages = {"Velmora Mounds": "Velmora Mounds is an archaeological site in Hinds County, Mississippi."}
-    evidence = [_evidence("E1", "doc:Velmora Mounds", "Velmora Mounds", pages["Velmora Mounds"], dense=0.5)]
-    lexicon = _RarePlace(list(pages))
-    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
-    bridge = [q for q in proposal.queries if q.startswith("Mississippi")]
-    assert bridge and "become" in bridge[0]
-
-
-def test_a_country_asked_for_is_no_bridge_to_search() -> None:
-    # the director's country is read on the director's page, reached by a hop: not the film's country
-    pages = {"Harbour Lights": "Harbour Lights is an American drama film directed by Tom Arlen."}
-    evidence = [_evidence("E1", "doc:Harbour Lights", "Harbour Lights", pages["Harbour Lights"], dense=0.5)]
-    lexicon = _Seen(list(pages))
-    question = "Which country is the director of Harbour Lights from?"
-    proposal = reflect(asdict(plan(question, [], lexicon)), evidence, lexicon, max_seeds=3)  # type: ignore[arg-type]
-    assert not any(q.startswith("United States") for q in proposal.queries)
-
-
-def test_the_agent_a_relative_clause_asks_for_is_the_bridge_whatever_follows_its_name() -> None:
-    pages = {
-        "Journal of Velmoran Studies": "The Journal of Velmoran Studies is an academic journal published by the "
-        "Northland Psychological Association on behalf of the Velmoran Society.",
-        "Adolescent studies": "The study of youth began in 1904. Tom Arlen, who was the first president of the "
-        "Northland Psychological Association, studied youth.",
-    }
-    read = _Read(
-        "Who was the first president of the association which published Journal of Velmoran Studies?", pages
-    )
-    assert read.found == {"a1": ["E1", "E2"]}
-    assert "published by the Northland" in read.said and "Tom Arlen, who was the first president" in read.said
-    # the bridge is searched with what is asked of it
-    assert any(
-        q.startswith("Northland Psychological Association first president") for q in read.proposal_queries
-    )
-
-
 def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
     pages = {
         "Quiet Harbour": "Quiet Harbour is a 1950 drama film directed by Tom Arlen and starring Eva Lind.",
@@ -2369,9 +1974,6 @@ def test_a_name_the_page_gives_another_role_is_no_bridge() -> None:
             "Guyana",
         ),
         ("Harbour Lights is a Victorian drama film.", "Victorian football", "", None),  # an adjective
-        # ... unless it is a country's: "Finnish" names Finland, wherever the country is said by its name
-        ("Kastelli sang in Finland's national final.", "Finnish tolar", "", "Finland"),
-        ("Ortega is a Mexican surgeon.", "Velden toad", "It lives in the Mexican state of Sonora.", "Mexico"),
         # the adjective opening a longer name is that name's ("the American Basketball Association")
         (
             "The Tarsk Owls played in the American Basketball Association.",
@@ -2390,14 +1992,6 @@ def test_a_shared_name_is_a_whole_proper_name_both_passages_say(
     e = _evidence("E1", "doc:a", "Page", unit)
     found = shared_name(e, title, said)
     assert (found[0] if found else None) == shared
-
-
-def test_the_names_a_role_is_given_as_written() -> None:
-    text = "It is a journal published by the Northland Psychological Association on behalf of the Velmoran Society."
-    assert role_filler_names(text, {"publish"}) == ["Northland Psychological Association"]
-    assert role_filler_names("Ave is a 1919 film directed by Alexander Korda.", {"direct"}) == [
-        "Alexander Korda"
-    ]
 
 
 @pytest.mark.parametrize(
@@ -2484,67 +2078,6 @@ def test_after_a_hop_a_unit_naming_a_database_answers_which_database() -> None:
     assert "ClickHouse" in onward.best and stem("database") in onward.covered
 
 
-@pytest.mark.parametrize(
-    ("question", "entity"),
-    [
-        ("What country was the author of Brand a citizen of?", "Brand (play)"),
-        ("Who made Brand's first production?", "Brand (play)"),
-        # one of a title's capitalised words is no name of its own
-        ("Who wrote Alexander and the Terrible, Horrible, No Good, Very Bad Day?", None),
-        ("Where was the brand launched?", None),  # not capitalised: a word, not a name
-    ],
-)
-def test_a_one_word_name_a_question_gives_is_the_title_that_disambiguates_it(
-    question: str, entity: str | None
-) -> None:
-    lexicon = Lexicon(["Brand (play)", "Good, West Virginia", "Henrik Ibsen"])
-    found = [e for e in plan(question, [], lexicon).entities if e in ("Brand (play)", "Good, West Virginia")]
-    assert found == ([entity] if entity else [])
-
-
-def test_the_page_of_the_other_name_a_question_gives_leads_to_the_named_page_by_a_name_both_say() -> None:
-    question = "When did the spouse of Ines Marlow record Harbour Song?"
-    lexicon = _Weights(["Ines Marlow", "Harbour Song"])
-    proposal = asdict(plan(question, [], lexicon))
-    marlow = _evidence("E1", "doc:marlow", "Ines Marlow",
-                       "Ines Marlow (1898 - 1971) was a jazz pianist. She was the second wife of Tomas Brandt, "
-                       "with whom she toured in the 1920s.")  # fmt: skip
-    song = _evidence("E2", "doc:song", "Harbour Song",
-                     "Harbour Song is a single by Tomas Brandt from the album Harbour. Recorded August 16, 1967.")  # fmt: skip
-    # the wife's page names the husband, whose single's page says when: a chain ending on the single's page
-    assert reflect(proposal, [marlow, song], lexicon, max_seeds=3).established == {"a1": ["E1", "E2"]}
-    # a page sharing no name with it leads nowhere
-    other = {
-        **song,
-        "text": "Harbour Song is a single by Ada Voss from the album Harbour. Recorded August 16, 1967.",
-    }
-    assert reflect(proposal, [marlow, other], lexicon, max_seeds=3).established == {}
-
-
-def test_a_name_the_clause_gives_with_no_page_is_read_beside_a_name_the_named_page_says() -> None:
-    question = "Brask Peak, in the state where Ottmoor is located, is part of what mountain range?"
-    lexicon = _Weights(["Brask Peak"])
-    proposal = asdict(plan(question, [], lexicon))
-    peak = _evidence("E1", "doc:peak", "Brask Peak",
-                     "Brask Peak is a high summit in the Harl Range of the Western Mountains, in Velmark.")  # fmt: skip
-    mapper = _evidence("E2", "doc:mapper", "Ida Wren (cartographer)",
-                       "Ida Wren (1840 - 1898, died in Ottmoor, Velmark) drew maps of the region.")  # fmt: skip
-    # the peak's page alone never says where Ottmoor is: read it elsewhere
-    alone = reflect(proposal, [peak], lexicon, max_seeds=3)
-    assert alone.established == {}
-    assert "Ottmoor is located" in alone.queries
-    # a page saying the clause's name beside the state the peak's page names makes the chain
-    assert reflect(proposal, [peak, mapper], lexicon, max_seeds=3).established == {"a1": ["E2", "E1"]}
-    # once a page says the name, it is not searched for again
-    assert "Ottmoor is located" not in reflect(proposal, [peak, mapper], lexicon, max_seeds=3).queries
-    # a page saying the name beside another state leads nowhere
-    elsewhere = {
-        **mapper,
-        "text": "Ida Wren (1840 - 1898, died in Ottmoor, Dunland) drew maps of the region.",
-    }
-    assert reflect(proposal, [peak, elsewhere], lexicon, max_seeds=3).established == {}
-
-
 def test_the_name_the_first_hop_gives_is_searched_with_what_is_still_unsaid() -> None:
     question = "When was the country that produced Iron Lantern taken by the Dravenni?"
     lexicon = _Weights(["Iron Lantern", "Vosk Harbour"])
@@ -2554,46 +2087,6 @@ def test_the_name_the_first_hop_gives_is_searched_with_what_is_still_unsaid() ->
     queries = reflect(proposal, [film], lexicon, max_seeds=3).queries
     # the page answering may be about the bridge without being titled by it ("Dravenni rule of Vosk Harbour")
     assert any(q.startswith("Vosk Harbour") and "dravenni" in q.lower() for q in queries)
-
-
-@pytest.mark.parametrize(
-    ("question", "text", "other"),
-    [
-        (
-            "What is the population of the state where Brask Airfield is?",
-            "the city population was 27,340",
-            True,
-        ),
-        (
-            "What is the population of the state where Brask Airfield is?",
-            "the state population was 2.9 million",
-            False,
-        ),
-        ("What is the area of the county that Ottvale is in?", "the area of the town is 4 km2", True),
-        (
-            "What is the population of Ottvale?",
-            "the city population was 27,340",
-            False,
-        ),  # no place picked out
-    ],
-)
-def test_a_statement_about_a_place_of_another_kind_is_not_the_picked_place(
-    question: str, text: str, other: bool
-) -> None:
-    place = picked_place(question)
-    assert (place is not None and of_another_place(text, place, {"popul", "area"})) is other
-
-
-def test_the_bridge_towns_figure_is_not_the_states() -> None:
-    question = "What is the population of the state where Brask Airfield is located?"
-    lexicon = _Weights(["Brask Airfield", "Ottvale, Velmark"])
-    proposal = asdict(plan(question, [], lexicon))
-    airfield = _evidence("E1", "doc:airfield", "Brask Airfield",
-                         "Brask Airfield is located three miles east of Ottvale, in the state of Velmark.")  # fmt: skip
-    town = _evidence("E2", "doc:town", "Ottvale, Velmark",
-                     "As of the 2010 census, the city population was 27,340.", parent="E1", dense=0.6)  # fmt: skip
-    # the airfield's page names the town, whose page gives the town's population: not the state's
-    assert reflect(proposal, [airfield, town], lexicon, max_seeds=3).established == {}
 
 
 def test_the_clauses_words_are_not_what_a_pair_must_say_of_the_asked() -> None:
@@ -2608,45 +2101,9 @@ def test_the_clauses_words_are_not_what_a_pair_must_say_of_the_asked() -> None:
     assert read.found == {}
 
 
-@pytest.mark.parametrize(
-    ("question", "ordinal"),
-    [
-        ("Who was the first president of Velmark?", "first"),
-        ("Who was the last emperor of Dunland?", "last"),
-        ("Which film came out first, Harbour Lights or Cold Front?", None),  # a comparison by time
-        ("When was the last time the games were held in Velmark?", None),  # "the last time": when, no rank
-    ],
-)
-def test_the_one_of_an_order_a_question_asks_for(question: str, ordinal: str | None) -> None:
-    assert ordinal_asked(question) == ordinal
-
-
-def test_the_first_president_is_said_as_the_first() -> None:
-    question = "Who was the first president of Velmark?"
-    later = {"Velmark": "In 2012 parliament elected Ida Wren as the new President of Velmark."}
-    assert _Read(question, later).found == {}  # a president, not the first
-    first = {
-        "Velmark": "Velmark became independent in 1977, and Ana Ruiz was its first President (1977-1999)."
-    }
-    assert _Read(question, first).found == {"a1": ["E1"]}
-    assert says_ordinal("the founding president", "first") and not says_ordinal("the new President", "first")
-    # after a hop too, where the last page may say the relation in other words
-    question = "Who was the first president of Ottvale's country?"
-    lexicon = _Weights(["Ottvale", "Dunland"])
-    village = _evidence(
-        "E1", "doc:village", "Ottvale", "Ottvale is a village north of the border with Dunland."
-    )
-    country = _evidence("E2", "doc:dunland", "Dunland",
-                        "In 2012 parliament elected Ida Wren as the new President of Dunland.", parent="E1", dense=0.75)  # fmt: skip
-    assert (
-        reflect(asdict(plan(question, [], lexicon)), [village, country], lexicon, max_seeds=3).established
-        == {}
-    )
-
-
 def test_the_page_the_named_one_leads_to_may_name_the_bridge() -> None:
     pages = {
-        "Tinder (Oskar Band song)": '"Tinder" is a song by the rock band Oskar Band, from their debut album.',
+        "Tinder": "Tinder is a song by the rock band Oskar Band, from their debut album.",
         "Oskar Band": "Oskar Band is a rock band formed in 1990 in Velden, Norland.",
         "Velden": "Velden receives little snow. Average annual snowfall, as measured at the airport, is 6.8 inches.",
     }
@@ -2703,13 +2160,6 @@ def test_a_name_a_page_is_titled_by_is_shared_wherever_the_other_page_says_it() 
     assert shared_name(artist, "Kansas's congressional districts", "Kansas has 4 congressional districts.")
     # a name said in the other page's text, not its title, is still read strictly
     assert shared_name(artist, "Districts", "The state has 4 districts, like Kansas in the west.") is None
-
-
-def test_a_title_written_as_a_possessive_is_the_title() -> None:
-    lexicon = Lexicon(["Big Kilns", "Ada Voss"])
-    assert "Big Kilns" in plan("Who is the spouse of Big Kiln's main director?", [], lexicon).entities
-    # a possessive of a name the lexicon knows stays that name
-    assert plan("Who is Ada Voss's father?", [], lexicon).entities == ["Ada Voss"]
 
 
 def test_a_pair_joined_only_by_a_name_both_say_must_hold_most_of_the_relation() -> None:

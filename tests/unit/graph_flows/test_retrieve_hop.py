@@ -5,11 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
 from graph_flows.config import FlowConfig
 from graph_flows.nodes.retrieve import evidence_from_hit, retrieve
-from graph_flows.reading import answer_type
 from tests.unit.graph_flows.test_stop_rules import FakeKnowledge, _Hit
 
 SONG = _Hit("t:song#0", "t:song", "Blue Harbour", "Blue Harbour is a song performed by Nina Vale.")
@@ -162,38 +159,3 @@ def test_the_first_round_reads_the_passage_closest_in_meaning_alone() -> None:
     lexical_only = {**state, "modes": ["graph"]}  # without text search: no dense reading either
     out = retrieve(lexical_only, knowledge=_Meaning(), flow_settings=FlowConfig())  # type: ignore[arg-type]
     assert "t:leave" not in [e["doc_id"] for e in out["evidence"]]
-
-
-SINGER = [
-    _Hit(
-        "t:ola#0",
-        "t:ola",
-        "Ola Brenn",
-        "Ola Brenn (4 May 1931 – 2 June 1999) was a Faroese singer and composer.",
-    ),
-    _Hit("t:ola#1", "t:ola", "Ola Brenn", "Brenn recorded eleven albums of sea shanties."),
-    _Hit("t:ola#2", "t:ola", "Ola Brenn", "Brenn died in Tórshavn, where he had taught music for decades."),
-]
-
-
-@dataclass
-class _Singer(FakeKnowledge):
-    def search_text(
-        self, query: str, principals: frozenset[str], k: int = 10, *, mode: str = "hybrid"
-    ) -> list[_Hit]:
-        return SINGER[:1]
-
-    def chunks_of(self, doc_id: str, principals: frozenset[str]) -> list[_Hit]:
-        return SINGER
-
-
-@pytest.mark.parametrize(
-    ("question", "reads_death"), [("where did Ola Brenn die?", True), ("when did Ola Brenn die?", False)]
-)
-def test_a_life_span_says_when_someone_died_not_where(question: str, reads_death: bool) -> None:
-    state = _state(question, round=0, direction="text", next_queries=[question])
-    state["plan"]["answer_type"] = answer_type(question)
-    out = retrieve(state, knowledge=_Singer(), flow_settings=FlowConfig())  # type: ignore[arg-type]
-    read = {e["chunk_id"] for e in out["evidence"]}
-    # "where": the dates in brackets leave the place unsaid, so the chunk saying it is read too; "when": they say it
-    assert ("t:ola#2" in read) is reads_death
