@@ -226,6 +226,9 @@ class LLMReasoner:
         if len(ledger.fallbacks) == fallbacks:
             composition, added = self._second_reader(plan, evidence, established, composition, lexicon)
             step_notes = [*step_notes, *added]
+        elif established != ledger.offline_established:
+            composition, added = self._on_model_chains(plan, evidence, composition, lexicon)
+            step_notes = [*step_notes, *added]
         composition, dropped = without_instructions(composition, evidence)
         ledger.notes.extend(dropped)
         step_notes = [*step_notes, *dropped]
@@ -261,6 +264,18 @@ class LLMReasoner:
         ledger.offline_added += count
         ledger.notes.extend([*added, *judged])
         return merged, [*added, *judged]
+
+    def _on_model_chains(
+        self, plan: Plan, evidence: Sequence[Evidence], composition: Composition, lexicon: Lexicon
+    ) -> tuple[Composition, list[str]]:
+        """The offline composition the compose step fell back to, written on chains the model established:
+        the model's reading, so it is kept only where the learned reader supports it (`llm_relevance`), as
+        the model's own answer is; returns it and the notes, also in the question's ledger."""
+        ledger = self.ledger(plan)
+        own = self.fallback.compose(plan, evidence, ledger.offline_established, lexicon=lexicon)
+        kept, judged = supported(plan, evidence, composition, own, lexicon)
+        ledger.notes.extend(judged)
+        return kept, judged
 
     # ------------------------------------------------------------------ shared
     def _passages(

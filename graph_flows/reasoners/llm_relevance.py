@@ -5,12 +5,24 @@ answers the question: a model that establishes every aspect on whatever it is sh
 about the wrong thing. The offline reader composes from the same passages beside it (`llm_merge`), and the
 learned unit scorer (`reader.judge`) rates every unit read. The rule:
 
-- where the offline composition answers, the model's answer stands (the merge of `llm_merge` follows);
-- where the offline reader declines, the model's answer stands only when the scorer's mean calibrated
-  probability that the units its sentences repeat answer the question (`reader.decide.stated_probability`)
-  reaches the scorer's own stating threshold (`answer_scorer.json`, chosen on validation for the promised
-  precision); below it the answer is withheld and the reply declines as the offline reader does, offering
-  the closest units (`reader.decide.closest`), with a "relevance:" note giving both numbers.
+- where the offline composition on the offline reading's own chains answers, the model's answer stands (the
+  merge of `llm_merge` follows), whatever that composition's calibrated probability;
+- where it declines, the model's answer stands only when the scorer's mean calibrated probability that the
+  units its sentences repeat answer the question (`reader.decide.stated_probability`) reaches the scorer's
+  own stating threshold (`answer_scorer.json`, chosen on validation for the promised precision); below it the
+  answer is withheld and the reply declines as the offline reader does, offering the closest units
+  (`reader.decide.closest`), with a "relevance:" note giving both numbers.
+
+"The model's answer" is whatever was composed on chains the model established: its own composition, or, where
+the compose step fell back to the offline composer (no grounded sentence, a bad reply), the offline
+composition written on the model's chains (`LLMReasoner._on_model_chains`); both are judged the same way.
+
+The offline verdict is read as a boolean, not through its calibrated probability (`decide`'s
+`verdict["probability"]`): on the acme set with the faithful model and `minilm`, the offline compositions the
+model's answer rests on that are right run as low as p=0.06, alongside the off-question one of an unanswerable
+question at p=0.10 (its merged answer p=0.11, by the same calibrator, `decide(..., choose=False)`). Requiring a
+calibrated floor, or the offline composition's probability to reach the merged answer's, before it vouches
+(the scorer deciding otherwise) would have withheld 4 to 67 right answers to decline that one question.
 
 Whatever the verdict, a sentence that repeats a page's text written to an assistant (`reader.instructions`:
 the line and its paragraph's payload) is never posted, nor offered as a closest passage.
@@ -44,8 +56,9 @@ def supported(
     offline: Composition,
     weights: Weights,
 ) -> tuple[Composition, list[str]]:
-    """`composed` (the merged answer) where the reader supports it, else `offline`'s decline, and notes.
-    `offline` is the offline composition on the offline reading's own chains: its verdict on the evidence."""
+    """`composed` (the answer written on the model's chains, merged) where the reader supports it, else
+    `offline`'s decline, and notes. `offline` is the offline composition on the offline reading's own chains:
+    its verdict on the evidence."""
     if offline.answered and offline.sentences:
         return composed, []
     if not composed.answered or not composed.sentences:

@@ -1,8 +1,9 @@
 """The acme eval through the model simulator: the faithful paraphrasing model answers at least as many questions
 as the offline loop, and at least as many correctly (each question the offline loop gets right, too); the sloppy
 one (wrong numbers, negations) gets none of its unfaithful sentences posted; the llm mode reports calls and tokens
-per question. A slice of the eval with the `hash` embedder keeps it quick; `sleuth bench` runs the whole set.
-Nothing here depends on timing."""
+per question. The faithful and over-establishing runs use the product's embedder (`minilm`), so their numbers
+are the product's; a slice of the eval (and the `hash` embedder for the sloppy one) keeps it quick; `sleuth bench`
+runs the whole set. Nothing here depends on timing."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.servers.model_brains import Faithful, OverEstablishing, Sloppy
 from tests.servers.model_sim import ModelSimulator, serve
 
 LIMIT = 20
+EMBEDDER = "minilm"  # the product's: the measured numbers are the product's, not the hash embedder's
 
 
 @pytest.fixture
@@ -54,7 +56,7 @@ def test_the_faithful_model_answers_at_least_as_many_as_the_offline_loop(
     sim.respond = Faithful()
     reasoner = _reasoner(sim)
     run = run_folder_eval(
-        DEFAULT_EXAMPLES, ["loop-graph", "llm"], build_embedder("hash"), tmp_path, limit=LIMIT,
+        DEFAULT_EXAMPLES, ["loop-graph", "llm"], build_embedder(EMBEDDER), tmp_path, limit=LIMIT,
         llm_reasoner=lambda: reasoner,
     )  # fmt: skip
     offline, llm = (r.extra for r in run.records)
@@ -104,13 +106,15 @@ def test_the_over_establishing_model_never_posts_the_injection_nor_a_hidden_docu
     questions: no posted answer holds the injected sentence (the model quotes it when shown the page: its chain
     is dropped as irrelevant, and a quote of it is rejected, `test_llm_validation`) or cites a document the
     asker may not open. Where the offline reader declines after its own search, the model's faithful but
-    off-question answer is withheld unless the learned scorer supports it (`llm_relevance`): the unanswerable
-    questions stay declined, and so does every permission question whose asker may not open the answer."""
+    off-question answer is withheld unless the learned scorer supports it (`llm_relevance`), and so is the
+    offline composition the compose step falls back to on the model's chains: the unanswerable questions stay
+    declined (14 of 15 with `minilm`), every permission question whose asker may not open the answer declines
+    and every one whose asker may is answered."""
     over = OverEstablishing()
     sim.respond = over
     reasoner = _reasoner(sim)
     run = run_folder_eval(
-        DEFAULT_EXAMPLES, ["llm"], build_embedder("hash"), tmp_path, llm_reasoner=lambda: reasoner,
+        DEFAULT_EXAMPLES, ["llm"], build_embedder(EMBEDDER), tmp_path, llm_reasoner=lambda: reasoner,
         kinds=["unanswerable", "permission"],
     )  # fmt: skip
     assert len(run.items) == 31 and over.written  # it composed, though it never got to quote the injection
@@ -118,7 +122,10 @@ def test_the_over_establishing_model_never_posts_the_injection_nor_a_hidden_docu
     assert run.records[0].extra["forbidden"] == 0
     unanswerable = [r for r in run.items if r.kind == "unanswerable"]
     assert len(unanswerable) == 15
-    assert sum(1 for r in unanswerable if r.declined and r.correct) >= 14  # 1 of 15 before the relevance rule
+    # 1 of 15 before the relevance rule, 13 with `minilm` before the compose step's fallback was judged too
+    assert sum(1 for r in unanswerable if r.declined and r.correct) >= 14
     due = {i.id for i in load_eval(DEFAULT_EXAMPLES / "eval.jsonl") if i.kind == "permission" and i.decline}
     hidden = [r for r in run.items if r.id in due]
     assert len(hidden) == 8 and all(r.declined and r.correct for r in hidden)  # 5 of 8 before
+    permission = [r for r in run.items if r.kind == "permission"]
+    assert len(permission) == 16 and all(r.correct for r in permission)  # the open ones answered, too

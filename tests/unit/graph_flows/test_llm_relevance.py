@@ -1,5 +1,6 @@
 """Relevance, not only fidelity: where the offline reader declines, the model's faithful answer is kept only
-when the learned scorer supports it; an aspect only the model establishes is held open one round where the
+when the learned scorer supports it, and so is the offline composition the compose step falls back to on the
+model's chains; an aspect only the model establishes is held open one round where the
 offline reading would search further; a sentence repeating a page's instruction to an assistant is never
 posted."""
 
@@ -9,9 +10,11 @@ from dataclasses import replace
 
 import pytest
 
+from bot.settings import Settings
 from graph_flows.reader import model as unit_scorer
 from graph_flows.reasoners import llm_relevance
 from graph_flows.reasoners.base import ComposedSentence, Composition, ReflectionProposal
+from graph_flows.reasoners.llm import LLMReasoner, build_reasoner
 from graph_flows.reasoners.llm_relevance import held_open, supported, without_instructions
 from tests.unit.graph_flows.test_reader import PASSAGES, PLAN, OverlapWeights, evidence
 
@@ -72,3 +75,27 @@ def test_a_sentence_repeating_a_pages_instruction_is_never_posted() -> None:
     assert out.sentences == [fine] and out.related == [] and out.answered and note.startswith("instructions:")
     alone, _ = without_instructions(Composition([said], True), [page])
     assert not alone.answered and alone.sentences == []
+
+
+class _Offline:
+    """The offline composer as the fallback sees it: it answers on chains, declines on none."""
+
+    def compose(self, plan: object, evidence: object, established: dict, *, lexicon: object) -> Composition:
+        return ANSWER if established else DECLINE
+
+
+def test_the_compose_steps_fallback_on_the_models_chains_is_judged_as_the_models_answer() -> None:
+    settings = Settings(
+        _env_file=None, llm_model="openai:never", llm_base_url="http://127.0.0.1:9", llm_api_key="k"
+    )
+    reasoner = build_reasoner(settings)
+    assert isinstance(reasoner, LLMReasoner)
+    reasoner.fallback = _Offline()  # type: ignore[assignment]
+    reasoner.ledger(PLAN).offline_established = {}  # the offline reading established nothing
+    out, [note] = reasoner._on_model_chains(PLAN, PASSAGES, BESIDE, OverlapWeights())
+    assert not out.answered and out.sentences == [] and note.startswith("relevance: answer withheld")
+    assert note in reasoner.ledger(PLAN).notes
+    # where the offline reading answers on its own chains, the answer stands
+    reasoner.ledger(PLAN).offline_established = {"a1": ["E2"]}
+    kept, notes = reasoner._on_model_chains(PLAN, PASSAGES, BESIDE, OverlapWeights())
+    assert kept is BESIDE and notes == []
