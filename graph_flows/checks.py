@@ -77,10 +77,16 @@ def find_conflicts(
         )
 
     by_id = {e["id"]: e for e in pool}
-    # the links of one chain state different facts (a film's director, then the director's birth): never one
-    # fact twice
-    linked = [{by_id[eid]["doc_id"] for eid in hop} for chain in chains for hop in _hops(chain, by_id)]
     successors = successor_of(pool)
+    # the links of one chain state different facts (a film's director, then the director's birth): never one
+    # fact twice; but a page naming the page it replaces is no hop to another fact (it restates the old one's)
+    linked = [
+        docs
+        for chain in chains
+        for hop in _hops(chain, by_id)
+        if not _replaces(docs := {by_id[eid]["doc_id"] for eid in hop}, successors)
+    ]
+    stated = {by_id[c]["doc_id"] for s in cited for c in s.cites if c in by_id}
     aspects_of: dict[str, set[str]] = {}
     for s in cited:
         for c in s.cites:
@@ -146,8 +152,9 @@ def find_conflicts(
             conflict = {"about": _words_of(sentence.text, shared), "sides": sides}
             if shown is None:
                 conflicts.append(conflict)
-            elif _newest_key(sides) > _newest_key(shown["sides"]):
-                # that older statement is shown once, against the newest statement that contradicts it
+            elif _shows_better(sides, shown["sides"], stated, by_id):
+                # that older statement is shown once, against the newest statement that contradicts it (of
+                # those giving that value, one the answer itself cites)
                 conflicts[conflicts.index(shown)] = conflict
     return conflicts
 
@@ -197,6 +204,30 @@ def _contradiction(
 
 def _newest_key(sides: Sequence[dict[str, Any]]) -> tuple[str, tuple[int, str]]:
     return (sides[0]["updated_at"], _version_key(sides[0]["version"]))
+
+
+def _replaces(docs: set[str], successors: dict[str, str]) -> bool:
+    """Whether one of two documents says it replaces the other."""
+    return len(docs) == 2 and any(successors.get(d) in docs for d in docs)
+
+
+def _shows_better(
+    sides: Sequence[dict[str, Any]],
+    shown: Sequence[dict[str, Any]],
+    stated: set[str],
+    by_id: dict[str, Evidence],
+) -> bool:
+    """Whether a conflict's newest side claims the older statement better than the shown one's: the newer
+    statement wins; but two newer statements of one value are one claim, and the one the answer cites is the
+    one to show it against (not a newer passage the answer never cites)."""
+
+    def cited(side: dict[str, Any]) -> bool:
+        e = by_id.get(side["evidence_id"])
+        return e is not None and e["doc_id"] in stated
+
+    if sides[0]["value"] == shown[0]["value"] and cited(sides[0]) != cited(shown[0]):
+        return cited(sides[0])
+    return _newest_key(sides) > _newest_key(shown)
 
 
 def successor_of(pool: Sequence[Evidence]) -> dict[str, str]:

@@ -21,7 +21,7 @@ from graph_flows.checks import confidence, find_conflicts, verify_citations
 from graph_flows.config import THRESHOLDS
 from graph_flows.gaplog import GapLog, gap_subject
 from graph_flows.knowledge import KnowledgeReader, StoreLexicon
-from graph_flows.reasoners.base import ComposedSentence, Lexicon, Reasoner
+from graph_flows.reasoners.base import ComposedSentence, Composition, Lexicon, Reasoner
 from graph_flows.state import Answer, Evidence, Gap, Plan, Subject, ThreadState
 
 DraftSink = Callable[[dict[str, Any]], None]  # a draft answer record: {"draft", "text", "sources"}
@@ -152,7 +152,7 @@ def compose_answer(
         "gaps": state["gaps"],
         "answered": answered,
         "effective_question": plan.get("effective_question") or state["question"],
-        "subjects": _subjects(kept, evidence, lexicon, plan),
+        "subjects": _subjects(_referents(composition, kept, evidence), evidence, lexicon, plan),
         "derived_from": list(plan.get("derived_from") or []),
         "derived_askers": list(plan.get("derived_askers") or []),
     }
@@ -237,12 +237,27 @@ def fallback_kinds(fallbacks: Sequence[str]) -> list[dict[str, str]]:
     return out
 
 
+def _referents(
+    composition: Composition, kept: Sequence[ComposedSentence], evidence: dict[str, Evidence]
+) -> list[ComposedSentence]:
+    """The sentences a follow-up's "it" may point into: the composition's `referents` (the program's own
+    reading of the passages the answer cites) where it has them, else the answer's sentences."""
+    if composition.referents is None:
+        return list(kept)
+    cited = {c for s in kept for c in s.cites}
+    own, _ = verify_citations(composition.referents, evidence)
+    own = [s for s in own if s.cites and set(s.cites) <= cited]
+    return own or list(kept)
+
+
 def _subjects(
     kept: Sequence[ComposedSentence], evidence: dict[str, Evidence], lexicon: Lexicon, plan: Plan
 ) -> list[Subject]:
     """The names the answer stated that the question did not: what a follow-up's "it" or "they" may point
     at ("which supplier makes our packs?" -> "Lumen Cell"; "where are they located?"). A cited ticket is
-    named by its key ("which ticket tracks 4.3?" -> "ENG-230"; "when does it ship?")."""
+    named by its key ("which ticket tracks 4.3?" -> "ENG-230"; "when does it ship?"). A name the sentence
+    takes only from its source's title ("according to <title>, ...") names where the answer read, not what
+    it stated."""
     asked = {normalise(n) for n in plan.get("entities", [])}
     question = normalise(plan.get("effective_question", ""))
     out: list[Subject] = []
@@ -251,11 +266,19 @@ def _subjects(
             continue
         cited = evidence.get(sentence.cites[0])
         key = TICKET_KEY.match(cited["title"]) if cited else None
-        for name in [*lexicon.names_in(sentence.text), *([key.group(0)] if key else [])]:
+        source = f" {normalise(cited['text'])} " if cited else ""
+        title = f" {normalise(cited['title'])} " if cited else ""
+        stated = [n for n in lexicon.names_in(sentence.text) if not _only_in(normalise(n), title, source)]
+        for name in [*stated, *([key.group(0)] if key else [])]:
             said = normalise(name)
             if said and said not in asked and said not in question:
                 out.append({"name": name, "evidence_id": sentence.cites[0]})
     return out[:5]
+
+
+def _only_in(name: str, title: str, text: str) -> bool:
+    """Whether a name is in a passage's (padded, normalised) title but not in its text."""
+    return f" {name} " in title and f" {name} " not in text
 
 
 def join_lines(lines: Iterable[str]) -> str:

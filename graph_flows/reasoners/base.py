@@ -83,6 +83,10 @@ class Composition:
     notes: list[str] = field(default_factory=list)
     confidence: float | None = None  # calibrated P(right) where the reader judged the proposal
     verdict: dict[str, Any] | None = None  # the reader's judgement: probability, threshold, features
+    # where a follow-up's "it" or "they" looks for what this answer named: the program's own composition of the
+    # same passages where a second reader wrote one (`llm_merge`), so a follow-up reads the same whichever
+    # reasoner answered the turn before; None: the answer's own sentences
+    referents: list[ComposedSentence] | None = None
 
 
 class Reasoner(Protocol):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from pydantic import SecretStr
@@ -261,6 +261,10 @@ class LLMReasoner:
             wider = self.fallback.compose(plan, evidence, chains, lexicon=lexicon)
         merged, added, count = merge_composition(composition, wider)
         merged, judged = supported(plan, evidence, merged, own, lexicon)
+        if (
+            wider.answered and wider.sentences
+        ):  # a follow-up resolves "it" as after the offline reader's answer
+            merged = replace(merged, referents=list(wider.sentences))
         ledger.offline_added += count
         ledger.notes.extend([*added, *judged])
         return merged, [*added, *judged]
