@@ -100,7 +100,9 @@ def held_open(
     """The merged reflection with each aspect only the model establishes held open one round, where the
     offline reading would search further (it names next queries or entities): the loop searches on, so the
     offline reader's verdict at compose time is the one it reaches after its own search, not half-way.
-    `held` (the question's ledger) makes it once per aspect: the next round the model's chain stands."""
+    `held` (the question's ledger) makes it once per aspect: the next round the model's chain stands. That
+    round searches as the offline reading would (its direction, its names and queries first): its verdict is
+    then on the passages its own search finds, as the offline loop's is, not on where the model looks."""
     texts = {a["id"]: a["text"] for a in plan["aspects"]}
     further = bool(offline.queries or offline.entities)
     opened = [
@@ -117,7 +119,17 @@ def held_open(
         f"relevance: {', '.join(opened)} held open a round: only the model establishes it and the offline "
         "reading searches further"
     )
-    return replace(merged, established=established, missing=[*merged.missing, *gaps]), [note]
+    # the round searches as the offline reading would: its direction, its next names and queries first
+    named = {c.name for c in offline.entities}
+    entities = [*offline.entities, *(c for c in merged.entities if c.name not in named)]
+    return replace(
+        merged,
+        established=established,
+        missing=[*merged.missing, *gaps],
+        direction=offline.direction,
+        entities=entities,
+        queries=list(dict.fromkeys([*offline.queries, *merged.queries])),
+    ), [note]
 
 
 def repeats_instruction(sentence: ComposedSentence, evidence: dict[str, Evidence]) -> bool:
