@@ -11,7 +11,7 @@ from typing import Any
 from graph_flows.nodes.answer import _referents, _subjects
 from graph_flows.reasoners.base import ComposedSentence, Composition
 
-NAMES = ("Supplier Directory", "Lumen Cell", "Pack Notice", "ENG-230")
+NAMES = ("Vendor Register", "Corvo Leather", "Saddle Notice", "ENG-230")
 
 
 class Names:
@@ -24,13 +24,11 @@ def _evidence(eid: str, title: str, text: str) -> Any:
     return {"id": eid, "doc_id": f"d:{eid}", "title": title, "text": text}
 
 
-ROW = _evidence(
-    "E1", "Supplier Directory", "Supplier: Lumen Cell · What we buy: battery packs · Location: Shenzhen"
-)
-NOTICE = _evidence("E2", "Pack Notice", "Check the battery packs against the recall notice.")
+ROW = _evidence("E1", "Vendor Register", "Vendor: Corvo Leather · What we buy: saddles · Location: Porto")
+NOTICE = _evidence("E2", "Saddle Notice", "Check the saddles against the recall notice.")
 TICKET = _evidence("E3", "ENG-230: Release iOS 4.3", "Tracking ticket for iOS 4.3.")
 EVIDENCE = {e["id"]: e for e in (ROW, NOTICE, TICKET)}
-PLAN: Any = {"entities": [], "effective_question": "which supplier makes our battery packs?"}
+PLAN: Any = {"entities": [], "effective_question": "which vendor makes our saddles?"}
 
 
 def _names(sentences: list[ComposedSentence]) -> list[str]:
@@ -38,20 +36,20 @@ def _names(sentences: list[ComposedSentence]) -> list[str]:
 
 
 def test_a_title_the_sentence_is_attributed_to_is_not_what_it_stated() -> None:
-    said = ComposedSentence(f"According to Supplier Directory, {ROW['text'].lower()}", ["E1"])
-    assert _names([said]) == ["Lumen Cell"]
+    said = ComposedSentence(f"According to Vendor Register, {ROW['text'].lower()}", ["E1"])
+    assert _names([said]) == ["Corvo Leather"]
     ticket = ComposedSentence("According to ENG-230, tracking ticket for iOS 4.3.", ["E3"])
     assert _names([ticket]) == ["ENG-230"]  # a cited ticket is still named by its key
 
 
 def test_after_a_second_reader_the_programs_own_sentences_are_the_referents() -> None:
     model = [
-        ComposedSentence(f"According to Pack Notice, {NOTICE['text'].lower()}", ["E2"]),
-        ComposedSentence("The supplier in Shenzhen makes them.", ["E1"]),
+        ComposedSentence(f"According to Saddle Notice, {NOTICE['text'].lower()}", ["E2"]),
+        ComposedSentence("The vendor in Porto makes them.", ["E1"]),
     ]
     own = [ComposedSentence(ROW["text"], ["E1"])]
     merged = Composition(sentences=model, answered=True, referents=own)
-    assert _names(_referents(merged, model, EVIDENCE)) == ["Lumen Cell"]
+    assert _names(_referents(merged, model, EVIDENCE)) == ["Corvo Leather"]
     assert _referents(Composition(sentences=model, answered=True), model, EVIDENCE) == model
     elsewhere = Composition(
         sentences=model, answered=True, referents=[ComposedSentence(TICKET["text"], ["E3"])]
