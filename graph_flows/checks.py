@@ -65,6 +65,7 @@ def find_conflicts(
     aspects (the two sides of a comparison) describe different things: their values never conflict.
     """
     conflicts: list[dict[str, Any]] = []
+    by_key: dict[tuple[str, str, str], tuple[tuple[bool, int], dict[str, Any]]] = {}
     asked_terms = frozenset(t for t in asked if not any(ch.isdigit() for ch in t))
 
     def states_the_asked(title: str, text: str) -> bool:
@@ -150,6 +151,17 @@ def find_conflicts(
                 None,
             )
             conflict = {"about": _words_of(sentence.text, shared), "sides": sides}
+            # one statement against one other value is one disagreement, shown by a statement of that value
+            # the answer cites, else by the closest one
+            key = (own["id"], sentence.text, _side(other, candidate, other_said)["value"])
+            rank = (other["doc_id"] in stated, len(conflict["about"].split()))
+            if key in by_key:
+                twin_rank, twin = by_key[key]
+                if rank > twin_rank and twin in conflicts:
+                    conflicts[conflicts.index(twin)] = conflict
+                    by_key[key] = (rank, conflict)
+                continue
+            by_key[key] = (rank, conflict)
             if shown is None:
                 conflicts.append(conflict)
             elif _shows_better(sides, shown["sides"], stated, by_id):

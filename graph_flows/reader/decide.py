@@ -53,12 +53,15 @@ def reranked(judged: Sequence[JudgedUnit], cross: dict[int, float]) -> list[Judg
     return [judged[i] for i in order]
 
 
-def own_proposal(judged: Sequence[JudgedUnit], cross: dict[int, float]) -> Composition | None:
-    """The reader's own proposal: the unit the two models rate highest, stated alone with its passage."""
+def own_proposal(plan: Plan, judged: Sequence[JudgedUnit], cross: dict[int, float]) -> Composition | None:
+    """The reader's own proposal: the unit the two models rate highest, stated alone with its passage, as
+    the answer to the question's first part (the only one where it is stated)."""
     if not cross:
         return None
     best = reranked(judged, cross)[0]
-    return Composition(sentences=[ComposedSentence(best.candidate.text, [best.evidence_id])], answered=True)
+    aspect = plan["aspects"][0]["id"] if plan["aspects"] else None
+    sentence = ComposedSentence(best.candidate.text, [best.evidence_id], aspect=aspect)
+    return Composition(sentences=[sentence], answered=True)
 
 
 def closest(judged: Sequence[JudgedUnit]) -> list[ComposedSentence]:
@@ -147,7 +150,7 @@ def decide(
     cross = cross_read(question, judged, rows, stated_units(proposal, judged) if proposal.answered else [])
     units = reranked(judged, cross)
     model = calibrator.load() if choose or gate else None  # reading the calibration's data needs none
-    own = own_proposal(judged, cross)
+    own = own_proposal(plan, judged, cross)
     own_p, own_verdict = (None, {}) if own is None else _weighed(
         plan, evidence, own, established, judged, rows, cross, model, alternative=True
     )  # fmt: skip

@@ -127,7 +127,7 @@ def test_where_the_composer_finds_nothing_the_reader_states_its_own_unit_only_ab
         )
         assert out.sentences[0].cites == ["E2"] and "4 seals" in out.sentences[0].text
     else:  # a decline shows the likeliest units first
-        assert own["probability"] < threshold and out.related[0].cites == ["E2"]
+        assert own["probability"] <= threshold and out.related[0].cites == ["E2"]  # (rounded to 4 places)
     kept = decide(PLAN, PASSAGES, Composition([], False), {}, OverlapWeights(), choose=False)
     assert not kept.answered and kept.related[0].cites == ["E2"]
     assert "probability" not in kept.verdict["alternative"]  # read for calibration: features only
