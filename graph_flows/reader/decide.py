@@ -165,9 +165,7 @@ def decide(
     p, verdict = _weighed(plan, evidence, proposal, established, judged, rows, cross, model)
     if alternative:
         verdict["alternative"] = alternative
-    if (
-        p is None or model is None
-    ):  # before the first calibration: the features are recorded, the proposal kept
+    if p is None or model is None:  # before the first calibration: the features recorded, the proposal kept
         return replace(proposal, verdict=verdict)
     one_part = len(plan["aspects"]) <= 1 and not plan.get("comparison")
     if choose and own and own_p is not None and one_part and own_p > p and model.states(own_p):
