@@ -58,7 +58,11 @@ def own_proposal(plan: Plan, judged: Sequence[JudgedUnit], cross: dict[int, floa
     the answer to the question's first part (the only one where it is stated)."""
     if not cross:
         return None
-    best = reranked(judged, cross)[0]
+    # a unit that asks is no answer, however like the question it reads (a thread's opening message)
+    answers = [j for j in reranked(judged, cross) if not j.candidate.text.rstrip().endswith("?")]
+    if not answers:
+        return None
+    best = answers[0]
     aspect = plan["aspects"][0]["id"] if plan["aspects"] else None
     sentence = ComposedSentence(best.candidate.text, [best.evidence_id], aspect=aspect)
     return Composition(sentences=[sentence], answered=True)

@@ -24,7 +24,7 @@ from tests.servers.model_brains import Faithful, step_of
 from tests.servers.model_sim import ModelSimulator, Say, Turn, serve
 from tests.servers.model_wire import LAPTOP
 
-QUESTION = "why did the 4.2 Android release slip?"
+QUESTION = "what is the Android 4.2 release blocked by?"
 FALLBACK = "answered by the offline reader: the model gave replies Sleuth could not use"
 
 

@@ -308,3 +308,10 @@ def test_stated_lines_are_as_likely_as_the_scorer_rates_their_units() -> None:
     wrong = stated_probability(QUESTION, PASSAGES, beside, OverlapWeights())
     assert 0.0 <= wrong < right <= 1.0
     assert stated_probability(QUESTION, PASSAGES, [], OverlapWeights()) == 0.0
+
+
+def test_a_unit_that_asks_is_never_the_readers_own_answer() -> None:
+    asked = [evidence("E3", "How many seals does the Quillon pump hold?", 0.7), *PASSAGES]
+    out = decide(PLAN, asked, Composition([], False), {}, OverlapWeights())
+    own = out.sentences if out.answered else [ComposedSentence(out.verdict["alternative"]["text"], [])]
+    assert all(not s.text.endswith("?") for s in own)
