@@ -8,7 +8,7 @@ the reader's own, the one unit whose mean of the two probabilities is highest. E
 precision, in place of the composer's only when it is the likelier and the question has one part (one unit
 cannot answer two). With the
 gate on (`SLEUTH_FLOW__READER_GATE`), a proposal below the threshold is withheld and the answer declines,
-offering the closest units instead, the likeliest first, one per passage. The gate is off by default: measured
+offering the closest units instead, the scorer's likeliest first, one per passage. The gate is off by default: measured
 on the blind set it withholds most right answers along with the wrong ones (docs/reader.md).
 """
 
@@ -152,7 +152,6 @@ def decide(
         return proposal
     judged, rows = judgement.units, judgement.rows
     cross = cross_read(question, judged, rows, stated_units(proposal, judged) if proposal.answered else [])
-    units = reranked(judged, cross)
     model = calibrator.load() if choose or gate else None  # reading the calibration's data needs none
     own = own_proposal(plan, judged, cross)
     own_p, own_verdict = (None, {}) if own is None else _weighed(
@@ -165,7 +164,7 @@ def decide(
             note = f"reader: stated its own best unit (p={own_p:.2f}); the composer found nothing"
             return replace(own, notes=[*proposal.notes, note], confidence=own_p, verdict=own_verdict)
         note = f"reader: closest units by the learned reader (best p={judged[0].probability:.2f})"
-        return replace(proposal, related=closest(units), notes=[*proposal.notes, note], verdict=verdict)
+        return replace(proposal, related=closest(judged), notes=[*proposal.notes, note], verdict=verdict)
     p, verdict = _weighed(plan, evidence, proposal, established, judged, rows, cross, model)
     if alternative:
         verdict["alternative"] = alternative
@@ -179,4 +178,4 @@ def decide(
     if model.states(p) or not gate:
         return replace(proposal, confidence=p, verdict=verdict)
     note = f"reader: withheld (p={p:.2f} < {model.threshold:.2f}); closest units offered"
-    return replace(_declined(proposal, units, note, {**verdict, "withheld": True}), confidence=p)
+    return replace(_declined(proposal, judged, note, {**verdict, "withheld": True}), confidence=p)

@@ -17,12 +17,9 @@ learned unit scorer (`reader.judge`) rates every unit read. The rule:
 the compose step fell back to the offline composer (no grounded sentence, a bad reply), the offline
 composition written on the model's chains (`LLMReasoner._on_model_chains`); both are judged the same way.
 
-The offline verdict is read as a boolean, not through its calibrated probability (`decide`'s
-`verdict["probability"]`): on the acme set with the faithful model and `minilm`, the offline compositions the
-model's answer rests on that are right run as low as p=0.06, alongside the off-question one of an unanswerable
-question at p=0.10 (its merged answer p=0.11, by the same calibrator, `decide(..., choose=False)`). Requiring a
-calibrated floor, or the offline composition's probability to reach the merged answer's, before it vouches
-(the scorer deciding otherwise) would have withheld 4 to 67 right answers to decline that one question.
+The offline verdict is read as a boolean, not through its calibrated probability: on a company's pages the
+calibrator's probabilities of right offline answers and of off-question ones overlap (the calibration is fitted
+on encyclopaedia questions, docs/reader.md), so a probability floor withholds right answers with the wrong.
 
 Whatever the verdict, a sentence that repeats a page's text written to an assistant (`reader.instructions`:
 the line and its paragraph's payload) is never posted, nor offered as a closest passage.
