@@ -78,10 +78,7 @@ def confirm_shown(state: ThreadState, compose: Compose) -> tuple[dict[str, Any],
     used, compositions = state, 1
     while True:
         shown = shown_docs(out["answer"])
-        todo = [d for d in shown if d not in verdicts]
-        if todo:
-            said = check(todo)
-            verdicts.update({d: said.get(d, UNCONFIRMED) for d in todo})
+        _ask(check, shown, verdicts)
         refused = {d for d, v in verdicts.items() if v not in SHOWABLE}
         if not refused.intersection(shown):
             break
@@ -103,11 +100,16 @@ def showable(doc_ids: Sequence[str], verdicts: dict[str, str]) -> bool:
     check = _CHECK.get()
     if check is None:
         return True
+    _ask(check, doc_ids, verdicts)
+    return all(verdicts[d] in SHOWABLE for d in doc_ids)
+
+
+def _ask(check: AccessCheck, doc_ids: Sequence[str], verdicts: dict[str, str]) -> None:
+    """The check's verdict on each document not in `verdicts` yet, added there (one call for all of them)."""
     todo = [d for d in dict.fromkeys(doc_ids) if d not in verdicts]
     if todo:
         said = check(todo)
         verdicts.update({d: said.get(d, UNCONFIRMED) for d in todo})
-    return all(verdicts[d] in SHOWABLE for d in doc_ids)
 
 
 def confirmed(node: Compose) -> Compose:

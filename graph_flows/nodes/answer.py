@@ -78,14 +78,8 @@ def compose_answer(
     kept, dropped = verify_citations(composition.sentences, evidence)
     related, dropped_related = verify_citations(composition.related, evidence)
     dropped += dropped_related
-    numbers: dict[str, int] = {}
-
-    by_doc: dict[str, int] = {}
-
-    def cite(eid: str) -> int:
-        """One number per document: two passages of one page are one source."""
-        n = by_doc.setdefault(evidence[eid]["doc_id"], len(by_doc) + 1)
-        return numbers.setdefault(eid, n)
+    citer = SourceNumbers(evidence)
+    cite, numbers = citer.cite, citer.numbers
 
     pool = [
         e for e in evidence.values() if e["relevance"] >= THRESHOLDS.relevant and e["turn"] == state["turn"]
@@ -119,10 +113,7 @@ def compose_answer(
     )
     if answered and composition.confidence is not None:  # the reader's calibrated P(right)
         conf = round(composition.confidence, 2)
-    first_of: dict[int, str] = {}
-    for eid, n in numbers.items():
-        first_of.setdefault(n, eid)
-    sources = [source_entry(evidence[eid], n) for n, eid in sorted(first_of.items())]
+    sources = citer.sources()
     ranked = _ranked_docs(state, established_ids)
     result: Answer = {
         "answered": answered,
@@ -190,18 +181,29 @@ class Drafts:
         kept = [s for s in kept if showable([self._evidence[c]["doc_id"] for c in s.cites], self._verdicts)]
         if not kept:
             return
-        by_doc: dict[str, int] = {}
+        citer = SourceNumbers(self._evidence)
+        lines = [f"{s.text} {''.join(dict.fromkeys(f'[{citer.cite(c)}]' for c in s.cites))}" for s in kept]
+        self._sink({"draft": True, "text": join_lines(lines), "sources": citer.sources()})
+
+
+class SourceNumbers:
+    """One number per document in the order first cited (two passages of one page are one source), and the
+    numbered sources an answer, or a draft of it, ends with."""
+
+    def __init__(self, evidence: dict[str, Evidence]) -> None:
+        self._evidence = evidence
+        self._by_doc: dict[str, int] = {}
+        self.numbers: dict[str, int] = {}  # evidence id -> its source's number
+
+    def cite(self, eid: str) -> int:
+        n = self._by_doc.setdefault(self._evidence[eid]["doc_id"], len(self._by_doc) + 1)
+        return self.numbers.setdefault(eid, n)
+
+    def sources(self) -> list[dict[str, Any]]:
         first: dict[int, str] = {}
-        lines = []
-        for s in kept:
-            marks = []
-            for eid in s.cites:
-                n = by_doc.setdefault(self._evidence[eid]["doc_id"], len(by_doc) + 1)
-                first.setdefault(n, eid)
-                marks.append(f"[{n}]")
-            lines.append(f"{s.text} {''.join(dict.fromkeys(marks))}")
-        sources = [source_entry(self._evidence[eid], n) for n, eid in sorted(first.items())]
-        self._sink({"draft": True, "text": join_lines(lines), "sources": sources})
+        for eid, n in self.numbers.items():
+            first.setdefault(n, eid)
+        return [source_entry(self._evidence[eid], n) for n, eid in sorted(first.items())]
 
 
 def merge_gaps(gaps: Sequence[Gap]) -> list[Gap]:
